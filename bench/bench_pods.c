@@ -7,7 +7,9 @@
  *   - its RSS with --running pods (`sleep 600`, no requests) running at once (issue 21: under
  *     16 MiB with 200), which are then deleted;
  *   - create -> Running latency: --latency pods (`sleep 600`) created one after another, each
- *     timed from its POST until the watch shows it running; p50/p99;
+ *     timed from its POST until the watch shows it running; p50/p99. Each is deleted once seen
+ *     running, and the next created at once, while the node still tears the last one down;
+ *     --latency-pause MS waits that long between them (the node idle when a pod comes);
  *   - throughput: --throughput pods (`true`, or the words of --command split at spaces, e.g.
  *     --command 'sh -c true' as the figures before 2026-12-05 night ran them; restartPolicy
  *     Never; each asking for --gpus GPUs
@@ -32,7 +34,7 @@
  *                          [--clients 4] [--keep] [--cni-conf-dir DIR] [--running 200]
  *                          [--node-description FILE] [--gpus 1] [--cpu 1] [--agent-dir DIR]
  *                          [--state-dir DIR] [--agent-flag FLAG]... [--no-token]
- *                          [--command WORDS]
+ *                          [--command WORDS] [--latency-pause MS]
  *
  * The agent runs every pod on the node's network (--pod-network host), measuring the runtime
  * alone; --cni-conf-dir DIR gives each pod a network of its own from that CNI configuration
@@ -666,6 +668,7 @@ int main(int argc, char **argv)
             {"agent-flag", required_argument, NULL, 'F'},
             {"no-token", no_argument, NULL, 'T'},
             {"command", required_argument, NULL, 'm'},
+            {"latency-pause", required_argument, NULL, 'P'},
             {},
         };
         const char *xpool = "build/xpool", *cni_conf_dir = NULL, *agent_dir = NULL,
@@ -679,7 +682,7 @@ int main(int argc, char **argv)
         long n_running = 200;
         char max_pods[32];
         char netns_dir[620];
-        long n_latency = 200, n_throughput = 2000, idle = 10, n_clients = 4;
+        long n_latency = 200, n_throughput = 2000, idle = 10, n_clients = 4, latency_pause_ms = 0;
         char data[600], agent_data[600], url[64] = "", *token = NULL, *node_token = NULL, *line;
         struct watch w = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
         struct xp_apiclient *client = NULL;
@@ -745,10 +748,13 @@ int main(int argc, char **argv)
                 case 'm':
                         short_command = optarg;
                         break;
+                case 'P':
+                        latency_pause_ms = strtol(optarg, NULL, 10);
+                        break;
                 default:
                         fprintf(
                             stderr,
-                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR] [--state-dir DIR] [--agent-flag FLAG]... [--no-token] [--command WORDS]\n");
+                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR] [--state-dir DIR] [--agent-flag FLAG]... [--no-token] [--command WORDS] [--latency-pause MS]\n");
                         return 2;
                 }
         }
@@ -757,9 +763,11 @@ int main(int argc, char **argv)
                 return 2;
         }
         if (n_latency < 1 || n_throughput < 1 || idle < 1 || n_clients < 1 ||
-            n_clients > MAX_CLIENTS || n_running < 0 || n_running > 10000) {
+            n_clients > MAX_CLIENTS || n_running < 0 || n_running > 10000 || latency_pause_ms < 0 ||
+            latency_pause_ms > 10000) {
                 fprintf(stderr,
-                        "bench_pods: counts and seconds are at least 1, clients at most %d\n",
+                        "bench_pods: counts and seconds are at least 1, clients at most %d, the "
+                        "latency pause 0-10000 ms\n",
                         MAX_CLIENTS);
                 return 2;
         }
@@ -984,13 +992,19 @@ int main(int argc, char **argv)
                 to_running[i] = seen - bound;
                 /* gone (grace 0) before the next: the node takes 110 pods at most */
                 delete_pod(client, name);
+                /* the node's teardown of it out of the next one's way: an idle node */
+                if (latency_pause_ms > 0)
+                        usleep((useconds_t)latency_pause_ms * 1000);
         }
         qsort(latencies, (size_t)n_latency, sizeof(*latencies), cmp_double);
-        printf("create -> Running, %ld pods one at a time: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-               n_latency,
-               1e3 * percentile(latencies, (size_t)n_latency, 0.50),
-               1e3 * percentile(latencies, (size_t)n_latency, 0.99),
-               1e3 * latencies[n_latency - 1]);
+        printf(
+            "create -> Running, %ld pods one at a time (%ld ms apart): p50 %.1f ms, p99 %.1f ms, "
+            "max %.1f ms\n",
+            n_latency,
+            latency_pause_ms,
+            1e3 * percentile(latencies, (size_t)n_latency, 0.50),
+            1e3 * percentile(latencies, (size_t)n_latency, 0.99),
+            1e3 * latencies[n_latency - 1]);
         qsort(to_bound, (size_t)n_latency, sizeof(*to_bound), cmp_double);
         qsort(to_running, (size_t)n_latency, sizeof(*to_running), cmp_double);
         printf("  of which create -> bound (API + scheduler): p50 %.1f ms, p99 %.1f ms; "

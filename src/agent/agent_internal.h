@@ -389,8 +389,9 @@ int xp_agent_status_new(const struct xp_apiclient_options *api,
 void xp_agent_status_free(struct xp_agent_status *s);
 /* Takes ownership of status (a v1 PodStatus). -ENOMEM (status is released then). A status
  * that is not final (phase neither Succeeded nor Failed) waits up to the writers' coalesce_ns
- * for the pod's next one, which then replaces it: a short container's start and exit are one
- * write. A final status goes at once, with what waited. */
+ * for the pod's next one, which then replaces it, while the node runs short pods
+ * (statushold.h): a short container's start and exit are one write. A final status goes at
+ * once, with what waited. */
 int xp_agent_status_put(struct xp_agent_status *s,
                         const char *pod_namespace,
                         const char *pod_name,

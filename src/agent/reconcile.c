@@ -25,6 +25,7 @@
 #include "launch.h"
 #include "network.h"
 #include "nsgc.h"
+#include "podclean.h"
 #include "podconfig.h"
 #include "podsync.h"
 #include "probe.h"
@@ -70,8 +71,9 @@ struct loop {
         bool need_exits;    /* read the pods whose containers exited */
         bool adopted;       /* the first pass is done: networks of unknown pods torn down */
         int64_t reclaim_at; /* the next xp_runtime_reclaim_cgroups() */
-        struct xp_workers *starter;     /* the container starts */
-        struct xp_agent_probes *probes; /* the running containers' probes (probe_agent.c) */
+        struct xp_workers *starter;      /* the container starts */
+        struct xp_agent_podclean *clean; /* the teardown of pods that are over */
+        struct xp_agent_probes *probes;  /* the running containers' probes (probe_agent.c) */
         unsigned freed; /* pods slimmed or dropped since the heap was last trimmed */
 };
 
@@ -915,18 +917,13 @@ static void network_facts(struct loop *l, struct podstate *st, struct xp_agent_n
         xp_podsync_memory_set_ips(st->memory, l->agent->advertise_address, ips, n);
 }
 
-/* The pod's volumes (their tmpfs mounts, their files): a pod that is over no longer needs them. */
-static void remove_volumes(struct loop *l, const struct podstate *st)
+/* The pod's volumes (their tmpfs mounts, their files), with whole its logs and the runtime's
+ * leftovers: a pod that is over no longer needs them. Removed on the cleaner's thread, out of the
+ * way of the next pod's start. */
+static void remove_volumes(struct loop *l, const struct podstate *st, bool whole)
 {
-        int r = xp_podconfig_volumes_remove(l->agent->data_dir, st->uid);
-
         xp_agent_tokens_forget(l->agent, st->uid);
-        if (r < 0)
-                xp_log(LOG_WARNING,
-                       "agent: removing the volumes of pod %s/%s: %s",
-                       st->namespace,
-                       st->name,
-                       strerror(-r));
+        xp_agent_podclean_submit(l->clean, st->namespace, st->name, st->uid, whole);
 }
 
 /*
@@ -973,7 +970,9 @@ static void finish_pod(struct loop *l, struct podstate *st)
                        st->namespace,
                        st->name,
                        xp_error_message(&err));
-        remove_volumes(l, st);
+        /* one that is gone is dropped now: drop_states() removes the whole of it */
+        if (!st->gone)
+                remove_volumes(l, st, false);
         set_done(l, st);
         st->wake_at_ns = 0;
         xp_podsync_memory_free(st->memory);
@@ -1125,29 +1124,13 @@ static void drop_states(struct loop *l)
 
         while (i < l->n_states) {
                 struct podstate *st = l->states[i];
-                struct xp_error err = {0};
 
                 if (!st->drop || st->starting > 0) {
                         i++;
                         continue;
                 }
                 xp_agent_network_release(l->agent->network, st->uid);
-                if (xp_runtime_remove_logs(
-                        l->agent->runtime, st->namespace, st->name, st->uid, &err) < 0 &&
-                    err.code != -ENOENT)
-                        xp_log(LOG_WARNING,
-                               "agent: removing the logs of pod %s/%s: %s",
-                               st->namespace,
-                               st->name,
-                               xp_error_message(&err));
-                if (xp_runtime_remove_pod(l->agent->runtime, st->uid, &err) < 0 &&
-                    err.code != -EBUSY)
-                        xp_log(LOG_WARNING,
-                               "agent: removing what pod %s/%s left on the node: %s",
-                               st->namespace,
-                               st->name,
-                               xp_error_message(&err));
-                remove_volumes(l, st);
+                remove_volumes(l, st, true);
                 xp_agent_probes_forget(l->probes, st->uid);
                 xp_agent_pull_forget(l->agent->pulls, st->uid);
                 tdelete(st, &l->tree, state_compare);
@@ -1314,6 +1297,8 @@ void *xp_agent_reconcile_thread(void *userdata)
                 return NULL;
         r = xp_agent_probes_new(agent->runtime, agent->events, &l.probes, &err);
         if (r >= 0)
+                r = xp_agent_podclean_new(agent->runtime, agent->data_dir, &l.clean, &err);
+        if (r >= 0)
                 r = xp_workers_new(&(struct xp_workers_options){.ops = &starter_ops,
                                                                 .userdata = agent->runtime,
                                                                 .threads = STARTERS,
@@ -1324,6 +1309,7 @@ void *xp_agent_reconcile_thread(void *userdata)
                 xp_log(LOG_ERR,
                        "agent: cannot start the container starters: %s",
                        xp_error_message(&err));
+                xp_agent_podclean_free(l.clean);
                 xp_agent_probes_free(l.probes);
                 return NULL;
         }
@@ -1375,6 +1361,7 @@ void *xp_agent_reconcile_thread(void *userdata)
                         l.need_exits = true;
         }
         xp_workers_free(l.starter);
+        xp_agent_podclean_free(l.clean);
         xp_agent_probes_free(l.probes);
         for (size_t i = 0; i < l.n_states; i++)
                 state_free(l.states[i]);

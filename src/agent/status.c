@@ -6,7 +6,8 @@
  * waits in the retry queue (retryq.c): one entry per pod, the newest status replacing one not yet
  * written, so a burst of changes of one pod is one write and the writes of many pods go out
  * together and share the server's group commits. A status that is not final waits a few
- * milliseconds for the pod's next change: a short pod's Running and Succeeded are one write. A
+ * milliseconds for the pod's next change while the node runs short pods (statushold.h): a short
+ * pod's Running and Succeeded are one write, a long one's Running goes at once. A
  * write that fails is tried again, with a back-off, until it lands: only a pod that is gone (404)
  * drops its writes.
  */
@@ -20,6 +21,7 @@
 #include "agent_internal.h"
 #include "clientslots.h"
 #include "retryq.h"
+#include "statushold.h"
 #include "xpool/log.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -39,9 +41,9 @@ struct xp_agent_status {
         /* first: the writer pool's userdata is read as the set (clientslots.h); cancelled on
          * free, so that no writer waits for a timeout, and then says the writers stop */
         struct xp_client_slots clients;
-        int64_t coalesce_ns;        /* the wait of a status that is not final */
         struct xp_workers *writers; /* its lock guards the set above and what follows */
         struct xp_retryq *queue;
+        struct xp_status_hold hold; /* whether a status that is not final waits */
 };
 _Static_assert(offsetof(struct xp_agent_status, clients) == 0, "clientslots.h: the set first");
 
@@ -64,10 +66,11 @@ int xp_agent_status_put(struct xp_agent_status *s,
 {
         const char *phase = json_string_value(json_object_get(status, "phase"));
         bool final = xp_streq0(phase, "Succeeded") || xp_streq0(phase, "Failed");
-        int64_t hold = final || s->coalesce_ns <= 0 ? 0 : xp_monotonic_ns() + s->coalesce_ns;
+        int64_t hold;
         int r;
 
         xp_workers_lock(s->writers);
+        hold = xp_status_hold_until(&s->hold, pod_uid, final, xp_monotonic_ns());
         r = xp_retryq_put_status(s->queue, pod_namespace, pod_name, pod_uid, status, hold);
         xp_workers_wake(s->writers);
         xp_workers_unlock(s->writers);
@@ -275,7 +278,7 @@ int xp_agent_status_new(const struct xp_apiclient_options *api,
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->coalesce_ns = coalesce_ns;
+        xp_status_hold_init(&s->hold, coalesce_ns);
         xp_client_slots_init_writers(
             &s->clients, n_threads, api, sizeof(struct writer), "a status writer");
         r = xp_retryq_new(&retry, &s->queue);

@@ -21,19 +21,13 @@ struct xp_controller {
         void *userdata;
         pthread_t thread;
         atomic_bool stop;
+        pthread_mutex_t lock;   /* with stopped: a rest ends at the stop */
+        pthread_cond_t stopped; /* CLOCK_MONOTONIC */
 };
 
 static int clamp_ms(int64_t ms)
 {
         return ms < 0 ? 0 : ms > 60000 ? 60000 : (int)ms;
-}
-
-static void sleep_ms(int ms)
-{
-        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
 }
 
 /* How long one wait lasts before the stop flag is read again (a stop also wakes the wait). */
@@ -55,16 +49,27 @@ static void wait_news(struct xp_controller *c, int ms)
         }
 }
 
-/* A plain sleep, in slices: waiting on the store would wake at once while it has news that
- * cannot be read. */
-static void pause_ms(struct xp_controller *c, int ms)
+/* A plain sleep that a stop ends: waiting on the store would wake at once while it has news that
+ * cannot be read, or before the news of a settling controller has gathered. */
+static void rest(struct xp_controller *c, int ms)
 {
-        while (ms > 0 && !atomic_load(&c->stop)) {
-                int slice = ms < STOP_SLICE_MS ? ms : STOP_SLICE_MS;
+        struct timespec deadline;
 
-                sleep_ms(slice);
-                ms -= slice;
-        }
+        if (ms <= 0)
+                return;
+        deadline = xp_monotonic_deadline(ms);
+        pthread_mutex_lock(&c->lock);
+        while (!atomic_load(&c->stop) &&
+               pthread_cond_timedwait(&c->stopped, &c->lock, &deadline) != ETIMEDOUT)
+                ;
+        pthread_mutex_unlock(&c->lock);
+}
+
+int xp_controller_settle_ms(int64_t settle_ms, int work_ms)
+{
+        if (settle_ms <= 0 || work_ms <= 0)
+                return 0;
+        return settle_ms < work_ms ? (int)settle_ms : work_ms;
 }
 
 /* The wait before the next read of a store whose reads fail: retry_ms, doubled per failure. */
@@ -113,7 +118,7 @@ static void *controller_main(void *userdata)
                 if (r < 0) {
                         retry_ms = retry_after(retry_ms, c->ops->retry_ms);
                         read_failed(c, &said, &err, r, retry_ms);
-                        pause_ms(c, clamp_ms(retry_ms));
+                        rest(c, clamp_ms(retry_ms));
                         continue;
                 }
                 if (retry_ms > 0) {
@@ -121,9 +126,20 @@ static void *controller_main(void *userdata)
                         xp_log_limit_reset(&said);
                         retry_ms = 0;
                 }
-                wait_news(c, clamp_ms(c->ops->work(c->userdata)));
+                int ms = clamp_ms(c->ops->work(c->userdata));
+                int settle = xp_controller_settle_ms(c->ops->settle_ms, ms);
+
+                rest(c, settle);
+                wait_news(c, ms - settle);
         }
         return NULL;
+}
+
+static void controller_free(struct xp_controller *c)
+{
+        pthread_cond_destroy(&c->stopped);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
 }
 
 int xp_controller_start(const struct xp_controller_ops *ops,
@@ -138,9 +154,11 @@ int xp_controller_start(const struct xp_controller_ops *ops,
         if (!c)
                 return -ENOMEM;
         *c = (struct xp_controller){.ops = ops, .informer = informer, .userdata = userdata};
+        pthread_mutex_init(&c->lock, NULL);
+        xp_cond_init_monotonic(&c->stopped);
         r = -pthread_create(&c->thread, NULL, controller_main, c);
         if (r < 0) {
-                free(c);
+                controller_free(c);
                 return xp_errorf(err, r, "cannot start the %s thread", ops->name);
         }
         *ret = c;
@@ -151,12 +169,15 @@ void xp_controller_stop(struct xp_controller *c)
 {
         if (!c)
                 return;
+        pthread_mutex_lock(&c->lock);
         atomic_store(&c->stop, true);
+        pthread_cond_signal(&c->stopped);
+        pthread_mutex_unlock(&c->lock);
         /* a sleeping loop would otherwise see the stop only at its slice's end: the server's
          * dozen controllers stopped one after another added up to a second or more */
         xp_informer_wake(c->informer);
         pthread_join(c->thread, NULL);
-        free(c);
+        controller_free(c);
 }
 
 bool xp_controller_stopping(const struct xp_controller *c)

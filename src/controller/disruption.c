@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "controller.h"
 #include "disruption_stale.h"
 #include "nsqueue.h"
 #include "xpool/disruption.h"
@@ -240,6 +241,7 @@ static const struct xp_nsqueue_ops disruption_ops = {
     .handlers = followed,
     .n_handlers = XP_ELEMENTSOF(followed),
     .sync = sync_namespace,
+    .settle_ms = XP_CONTROLLER_SETTLE_MS,
 };
 
 int xp_disruption_new(struct xp_registry *registry,

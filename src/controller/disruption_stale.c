@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "controller.h"
 #include "disruption_stale.h"
 #include "xpool/doc.h"
 #include "xpool/lifecycle.h"
@@ -111,6 +112,7 @@ static const struct xp_nsqueue_ops stale_ops = {
     .handlers = followed,
     .n_handlers = XP_ELEMENTSOF(followed),
     .sync = sync_namespace,
+    .settle_ms = XP_CONTROLLER_SETTLE_MS,
 };
 
 int disruption_stale_new(struct xp_registry *registry,

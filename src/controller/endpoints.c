@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller.h"
 #include "nsqueue.h"
 #include "xpool/doc.h"
 #include "xpool/endpoints.h"
@@ -277,6 +278,7 @@ static const struct xp_nsqueue_ops endpoints_ops = {
     .n_handlers = XP_ELEMENTSOF(followed),
     .sync = sync_namespace,
     .anchor = has_selector,
+    .settle_ms = XP_CONTROLLER_SETTLE_MS,
 };
 
 int xp_endpoints_new(struct xp_registry *registry, struct xp_endpoints **ret, struct xp_error *err)

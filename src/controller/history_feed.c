@@ -341,6 +341,7 @@ static const struct xp_controller_ops feed_ops = {
     .name = "history",
     .work = feed_work,
     .retry_ms = 1000,
+    .settle_ms = XP_CONTROLLER_SETTLE_MS,
 };
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */

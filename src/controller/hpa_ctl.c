@@ -163,6 +163,7 @@ static const struct xp_controller_ops autoscaler_ops = {
     .name = "horizontal pod autoscaler",
     .work = autoscaler_work,
     .retry_ms = RETRY_MIN_MS,
+    .settle_ms = XP_CONTROLLER_SETTLE_MS,
 };
 
 int xp_autoscaler_new(struct xp_registry *registry,

@@ -23,6 +23,7 @@ struct bound_pod {
         char *key;
         struct edge **edges;
         size_t n_edges;
+        json_t *facts; /* xp_node_graph_pod()'s answer */
 };
 
 struct xp_node_graph {
@@ -66,6 +67,38 @@ static void edge_release(struct xp_node_graph *g, struct edge *e)
         free(e);
 }
 
+static void bound_pod_free(struct bound_pod *p)
+{
+        json_decref(p->facts);
+        free(p->edges);
+        free(p->key);
+        free(p);
+}
+
+/* The fields of the pod that a TokenRequest bound to it reads (api_token.c); "default" when the
+ * pod names no ServiceAccount, as the store's pod would read. */
+static json_t *pod_facts(const json_t *pod, const char *ns, const char *name, const char *node)
+{
+        const json_t *spec = json_object_get(pod, "spec");
+        const char *uid =
+            json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+        const char *account = json_string_value(json_object_get(spec, "serviceAccountName"));
+
+        return json_pack("{s:{s:s, s:s, s:s?}, s:{s:s, s:s}}",
+                         "metadata",
+                         "namespace",
+                         ns,
+                         "name",
+                         name,
+                         "uid",
+                         uid,
+                         "spec",
+                         "nodeName",
+                         node,
+                         "serviceAccountName",
+                         account ? account : "default");
+}
+
 static void pod_forget(struct xp_node_graph *g, const char *key)
 {
         struct bound_pod *p = xp_map_del(&g->pods, key);
@@ -74,9 +107,7 @@ static void pod_forget(struct xp_node_graph *g, const char *key)
                 return;
         for (size_t i = 0; i < p->n_edges; i++)
                 edge_release(g, p->edges[i]);
-        free(p->edges);
-        free(p->key);
-        free(p);
+        bound_pod_free(p);
 }
 
 static struct edge *edge_take(struct xp_node_graph *g, char *key)
@@ -155,6 +186,9 @@ static void pod_learn(void *userdata, const json_t *pod, uint64_t version)
                 return;
         }
         p->key = key;
+        p->facts = pod_facts(pod, ns, name, node);
+        if (!p->facts)
+                g->failed = true;
         struct pod_visit v = {.graph = g, .pod = p, .ns = ns, .node = node};
         for (v.kind = XP_POD_REF_SECRET; v.kind <= XP_POD_REF_CONFIGMAP; v.kind++)
                 if (xp_pod_refs_visit(pod, v.kind, pod_names, &v) < 0)
@@ -186,11 +220,8 @@ static void forget_all(void *userdata)
         for (size_t i = 0; i < g->pods.cap; i++) {
                 struct bound_pod *p = g->pods.values ? g->pods.values[i] : NULL;
 
-                if (p) {
-                        free(p->edges);
-                        free(p->key);
-                        free(p);
-                }
+                if (p)
+                        bound_pod_free(p);
         }
         for (size_t i = 0; i < g->edges.cap; i++) {
                 struct edge *e = g->edges.values ? g->edges.values[i] : NULL;
@@ -284,6 +315,30 @@ int xp_node_graph_references(struct xp_node_graph *g,
         r = catch_up(g, err);
         if (r >= 0)
                 r = xp_map_get(&g->edges, key) != NULL;
+        pthread_mutex_unlock(&g->lock);
+        free(key);
+        return r;
+}
+
+int xp_node_graph_pod(
+    struct xp_node_graph *g, const char *ns, const char *name, json_t **ret, struct xp_error *err)
+{
+        struct bound_pod *p;
+        char *key = NULL;
+        int r;
+
+        *ret = NULL;
+        if (!ns || !name)
+                return 0;
+        if (asprintf(&key, "%s/%s", ns, name) < 0)
+                return -ENOMEM;
+        pthread_mutex_lock(&g->lock);
+        r = catch_up(g, err);
+        if (r >= 0) {
+                p = xp_map_get(&g->pods, key);
+                *ret = p ? json_deep_copy(p->facts) : NULL;
+                r = *ret != NULL;
+        }
         pthread_mutex_unlock(&g->lock);
         free(key);
         return r;

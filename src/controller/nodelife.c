@@ -314,6 +314,7 @@ static const struct xp_controller_ops nodelife_ops = {
     .name = "node lifecycle",
     .work = nodelife_work,
     .retry_ms = TICK_MS,
+    .settle_ms = XP_CONTROLLER_SETTLE_MS,
 };
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */

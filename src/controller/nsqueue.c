@@ -195,8 +195,10 @@ int xp_nsqueue_new(struct xp_registry *registry,
                 return -ENOMEM;
         q->ops = ops;
         q->userdata = userdata;
-        q->loop_ops = (struct xp_controller_ops){
-            .name = ops->name, .work = nsqueue_work, .retry_ms = RETRY_MIN_MS};
+        q->loop_ops = (struct xp_controller_ops){.name = ops->name,
+                                                 .work = nsqueue_work,
+                                                 .retry_ms = RETRY_MIN_MS,
+                                                 .settle_ms = ops->settle_ms};
         struct xp_workqueue_options queue = {.base_delay_ms = RETRY_MIN_MS,
                                              .max_delay_ms = RETRY_MAX_MS};
         struct xp_informer_options informer = {

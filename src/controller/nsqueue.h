@@ -38,6 +38,7 @@ struct xp_nsqueue_ops {
         int (*sync)(void *userdata, const char *ns, int64_t *recheck, struct xp_error *err);
         /* Whether an object of the anchor kind is an anchor; NULL: every one is. */
         bool (*anchor)(const json_t *object);
+        int64_t settle_ms; /* as xp_controller_ops' */
 };
 
 /* The informer callback that queues an object's namespace. */

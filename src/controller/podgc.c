@@ -377,6 +377,7 @@ static const struct xp_controller_ops podgc_ops = {
     .name = "pod garbage collector",
     .work = podgc_work,
     .retry_ms = RETRY_MS,
+    .settle_ms = XP_CONTROLLER_SETTLE_MS,
 };
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */

@@ -414,6 +414,7 @@ static const struct xp_controller_ops poolstats_ops = {
     .name = "pool statistics",
     .work = poolstats_work,
     .retry_ms = 1000,
+    .settle_ms = XP_CONTROLLER_SETTLE_MS,
 };
 
 void xp_poolstats_free(struct xp_poolstats *st)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "controller.h"
 #include "nsqueue.h"
 #include "xpool/doc.h"
 #include "xpool/kind.h"
@@ -193,6 +194,7 @@ static const struct xp_nsqueue_ops quotastatus_ops = {
     .handlers = followed,
     .n_handlers = XP_ELEMENTSOF(followed),
     .sync = sync_namespace,
+    .settle_ms = XP_CONTROLLER_SETTLE_MS,
 };
 
 int xp_quotastatus_new(struct xp_registry *registry,

@@ -908,10 +908,11 @@ static json_t *encode_resources(const struct xp_resource_list *list)
         for (size_t i = 0; object && i < list->n; i++) {
                 char text[XP_QUANTITY_STRING_MAX];
 
-                if (json_object_set_new(
-                        object,
-                        list->items[i].name,
-                        json_string(xp_quantity_format(&list->items[i].quantity, text))) < 0) {
+                if (json_object_set_new(object,
+                                        list->items[i].name,
+                                        /* the quantity's text is ours, ASCII: no UTF-8 check */
+                                        json_string_nocheck(xp_quantity_format(
+                                            &list->items[i].quantity, text))) < 0) {
                         json_decref(object);
                         return NULL;
                 }
@@ -969,7 +970,7 @@ static int encode_scalar(const struct xp_field *field, const void *value, json_t
                         return 0;
                 if (xp_time_format_rfc3339(*(const int64_t *)value, text) < 0)
                         return -ERANGE;
-                *ret = json_string(text);
+                *ret = json_string_nocheck(text); /* ours, ASCII, as the two below */
                 return 1;
         }
         case XP_FT_MICROTIME: {
@@ -979,7 +980,7 @@ static int encode_scalar(const struct xp_field *field, const void *value, json_t
                         return 0;
                 if (xp_time_format_microtime(*(const int64_t *)value, text) < 0)
                         return -ERANGE;
-                *ret = json_string(text);
+                *ret = json_string_nocheck(text);
                 return 1;
         }
         case XP_FT_ENUM: {
@@ -987,7 +988,7 @@ static int encode_scalar(const struct xp_field *field, const void *value, json_t
 
                 if (!name)
                         return 0;
-                *ret = json_string(name);
+                *ret = json_string_nocheck(name); /* a name of the schema's table */
                 return 1;
         }
         default:

@@ -17,7 +17,8 @@
 struct reader {
         const char *s;
         size_t len, i;
-        char *scratch; /* an escaped string's decoded bytes: never longer than the body */
+        char *scratch;    /* an escaped string's decoded bytes: never longer than the body */
+        unsigned deepest; /* the most mappings and lists nested yet, the object being the first */
 };
 
 static void skip_space(struct reader *r)
@@ -244,6 +245,8 @@ static int read_container(struct reader *r, unsigned depth, bool is_object, json
 
         if (!json)
                 return -ENOMEM;
+        if (depth > r->deepest)
+                r->deepest = depth;
         r->i++;
         skip_space(r);
         if (r->i < r->len && r->s[r->i] == close) {
@@ -302,7 +305,7 @@ static int read_value(struct reader *r, unsigned depth, json_t **ret)
         }
 }
 
-int xp_json_read_object(const char *text, size_t len, json_t **ret)
+int xp_json_read_object_depth(const char *text, size_t len, json_t **ret, unsigned *ret_depth)
 {
         struct reader r = {.s = text, .len = len};
         json_t *json = NULL;
@@ -321,5 +324,12 @@ int xp_json_read_object(const char *text, size_t len, json_t **ret)
                 return -EBADMSG; /* something after the object */
         }
         *ret = json;
+        if (ret_depth)
+                *ret_depth = r.deepest;
         return 0;
+}
+
+int xp_json_read_object(const char *text, size_t len, json_t **ret)
+{
+        return xp_json_read_object_depth(text, len, ret, NULL);
 }

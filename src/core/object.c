@@ -87,7 +87,7 @@ static int check_json(struct xp_decode_ctx *ctx, const char *type_name, const js
 
         if (ctx->flags & XP_DECODE_TRUSTED)
                 return 0;
-        r = xp_decode_check_depth(ctx, json);
+        r = ctx->flags & XP_DECODE_SHALLOW ? 0 : xp_decode_check_depth(ctx, json);
         if (r < 0)
                 return r;
         r = xp_apischema_builtin(&api, ctx->err);

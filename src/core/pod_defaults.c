@@ -46,17 +46,19 @@ static bool unset_number(const json_t *object, const char *key)
         return unset(object, key) || (json_is_integer(v) && json_integer_value(v) == 0);
 }
 
-/* Sets key to value (taken) on an object; NULL value: -ENOMEM. */
+/* Sets key to value (taken) on an object; NULL value: -ENOMEM. Every key is an ASCII literal of
+ * this file: no UTF-8 check of each (a pod's create sets about a dozen). */
 static int put(json_t *object, const char *key, json_t *value)
 {
         if (!value)
                 return -ENOMEM;
-        return json_object_set_new(object, key, value) < 0 ? -ENOMEM : 0;
+        return json_object_set_new_nocheck(object, key, value) < 0 ? -ENOMEM : 0;
 }
 
+/* value is an ASCII literal of this file, as key is. */
 static int default_string(json_t *object, const char *key, const char *value)
 {
-        return unset_string(object, key) ? put(object, key, json_string(value)) : 0;
+        return unset_string(object, key) ? put(object, key, json_string_nocheck(value)) : 0;
 }
 
 static int default_number(json_t *object, const char *key, json_int_t value)

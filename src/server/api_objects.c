@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,15 +102,22 @@ static int dry_run(const struct request *req, bool *ret_dry, struct reply *ret)
  * route's kind: 415 for other media types and protobuf we cannot read, 400 BadRequest for what is
  * not JSON or names another kind. 1 with *ret_json set, or 0 with ret filled.
  */
+/* The body as a JSON object; *ret_depth (when not NULL) gets how deep it nests, UINT_MAX when
+ * not counted. */
 static int parse_body(const struct request *req,
                       const struct xp_kind *kind,
                       json_t **ret_json,
+                      unsigned *ret_depth,
                       struct reply *ret)
 {
         const char *content_type = request_header(req, "Content-Type");
         json_error_t jerr;
         json_t *json, *member;
+        unsigned depth = UINT_MAX;
 
+        if (!ret_depth)
+                ret_depth = &depth;
+        *ret_depth = UINT_MAX;
         /* kubectl's typed commands (create namespace) and client-go send Kubernetes protobuf. */
         if (content_type &&
             strncasecmp(content_type, "application/vnd.kubernetes.protobuf", 35) == 0) {
@@ -134,7 +142,7 @@ static int parse_body(const struct request *req,
                     kind->plural,
                     "the body of the request was in an unknown format (%.64s) - accepted media types include: application/json, application/vnd.kubernetes.protobuf",
                     content_type);
-        } else if (xp_json_read_object(req->body, req->body_len, &json) < 0) {
+        } else if (xp_json_read_object_depth(req->body, req->body_len, &json, ret_depth) < 0) {
                 /* what the fast reader leaves (xpool/jsonread.h), jansson reads, or says why not */
                 json = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
                 if (!json)
@@ -305,6 +313,7 @@ static int begin_write(const struct request *req,
                        unsigned *ret_flags,
                        bool *ret_dry,
                        json_t **ret_json,
+                       unsigned *ret_depth,
                        struct reply *ret)
 {
         json_t *json;
@@ -316,7 +325,7 @@ static int begin_write(const struct request *req,
         r = dry_run(req, ret_dry, ret);
         if (r <= 0)
                 return r;
-        r = parse_body(req, kind, &json, ret);
+        r = parse_body(req, kind, &json, ret_depth, ret);
         if (r <= 0)
                 return r;
         r = settle_namespace(req, kind, json, ret);
@@ -440,16 +449,29 @@ static int admit_create(void *userdata, const json_t *object)
         return r;
 }
 
+/*
+ * How deep a create's body may nest for its decode to skip the walk that bounds the object's
+ * nesting (XP_DECODE_SHALLOW): what create_json() adds keeps the object within
+ * XP_OBJECT_MAX_DEPTH. Its admission adds members of fixed shapes (the kube-api-access volume,
+ * the deepest, nests 11 levels), and metadata.managedFields a field set of the object four levels
+ * down, one level per level of the object and one more for a leaf's {}: at most
+ * SHALLOW_BODY_DEPTH + 5.
+ */
+#define SHALLOW_BODY_DEPTH 64
+_Static_assert(SHALLOW_BODY_DEPTH + 5 <= XP_OBJECT_MAX_DEPTH, "a shallow body stays in bounds");
+
 int handle_create(const struct request *req, const struct route *route, struct reply *ret)
 {
         json_t *json = NULL;
-        unsigned flags;
+        unsigned flags, depth;
         bool dry;
         int r;
 
-        r = begin_write(req, route->kind, &flags, &dry, &json, ret);
+        r = begin_write(req, route->kind, &flags, &dry, &json, &depth, ret);
         if (r <= 0)
                 return r;
+        if (depth <= SHALLOW_BODY_DEPTH)
+                flags |= XP_DECODE_SHALLOW;
         return create_json(req, route->kind, json, flags, dry, ret);
 }
 
@@ -1156,7 +1178,7 @@ int handle_update(const struct request *req, const struct route *route, struct r
         bool dry;
         int r;
 
-        r = begin_write(req, kind, &flags, &dry, &json, ret);
+        r = begin_write(req, kind, &flags, &dry, &json, NULL, ret);
         if (r <= 0)
                 return r;
         /* 404 before any check of the body against the stored object, as Kubernetes. */

@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "satoken.h"
 #include "xpool/doc.h"
+#include "xpool/nodegraph.h"
 #include "xpool/registry.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -70,6 +71,21 @@ static int check_spec(const struct request *req, json_t *spec, struct reply *ret
         return 1;
 }
 
+/*
+ * The pod name of the request's namespace: what the node authorizer's graph keeps of it when it
+ * is bound to a node (every node's TokenRequest: no read and parse of the whole pod), else the
+ * store's. 0 with *ret, or the store's error.
+ */
+static int read_pod(const struct request *req, const char *name, json_t **ret)
+{
+        struct xp_error err = {0};
+
+        if (req->api->node_graph &&
+            xp_node_graph_pod(req->api->node_graph, req->namespace, name, ret, &err) > 0)
+                return 0;
+        return xp_store_get(req->api->store, "pods", req->namespace, name, ret, NULL, NULL);
+}
+
 /* The pod the token is to be bound to (spec.boundObjectRef), checked as kube-apiserver does:
  * 1 with *ret_pod (NULL: not bound), else 0 with ret filled. */
 static int bound_pod(const struct request *req,
@@ -94,7 +110,7 @@ static int bound_pod(const struct request *req,
                          kind);
                 return invalid(req, ret, "spec.boundObjectRef.kind", what);
         }
-        if (xp_store_get(req->api->store, "pods", req->namespace, name, &pod, NULL, NULL) < 0)
+        if (read_pod(req, name, &pod) < 0)
                 return reply_status(
                     ret, 404, "NotFound", name, "pods", "pods \"%s\" not found", name);
         if (uid[0] && !xp_streq0(xp_json_str_at(pod, "metadata.uid", ""), uid)) {

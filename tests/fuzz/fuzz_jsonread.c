@@ -3,7 +3,8 @@
  * Fuzzes xp_json_read_object() (every create and update body the API server reads) against
  * jansson's json_loadb(JSON_REJECT_DUPLICATES), and the store's compact writer against
  * json_dumpb(). Checks: the reader answers 0 or -EBADMSG; what it reads, jansson reads too, to the
- * same tree with the same member order; and the store writes that tree as jansson writes it.
+ * same tree with the same member order, and the depth it counts is the tree's (a create skips the
+ * walk that bounds it); and the store writes that tree as jansson writes it.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "store/store_internal.h"
+#include "xpool/codec.h"
 #include "xpool/jsonread.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,11 +43,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         const char *text = (const char *)data;
         json_t *fast = NULL, *slow;
+        unsigned depth = 0;
         int r;
 
         if (size > 65536)
                 return 0;
-        r = xp_json_read_object(text, size, &fast);
+        r = xp_json_read_object_depth(text, size, &fast, &depth);
         check(r == 0 || r == -EBADMSG || r == -ENOMEM);
         slow = json_loadb(text, size, JSON_REJECT_DUPLICATES, NULL);
         if (r == 0) {
@@ -55,6 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 a = json_dumps(fast, JSON_COMPACT);
                 b = json_dumps(slow, JSON_COMPACT);
                 check(a && b && strcmp(a, b) == 0);
+                check(depth >= 1 && !xp_json_deeper_than(fast, depth) &&
+                      (depth == 1 || xp_json_deeper_than(fast, depth - 1)));
                 free(a);
                 free(b);
         }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "json_corpus.h"
+#include "xpool/codec.h"
 #include "xpool/jsonread.h"
 
 /* The same tree: equal values, and written out the same (json_equal() ignores member order). */
@@ -32,16 +33,21 @@ static void assert_same_tree(const json_t *a, const json_t *b)
         free(tb);
 }
 
-/* Reads text both ways: returns what the fast reader answered (0 or -EBADMSG). */
+/* Reads text both ways: returns what the fast reader answered (0 or -EBADMSG). The depth it
+ * counts is the tree's, as the walk of xp_json_deeper_than() finds it (a create skips the walk). */
 static int compare(const char *text, size_t len)
 {
         json_t *fast = NULL, *slow = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
-        int r = xp_json_read_object(text, len, &fast);
+        unsigned depth = 0;
+        int r = xp_json_read_object_depth(text, len, &fast, &depth);
 
         assert_true(r == 0 || r == -EBADMSG);
         if (r == 0) {
                 assert_non_null(slow); /* never reads what jansson refuses */
                 assert_same_tree(fast, slow);
+                assert_true(depth >= 1);
+                assert_false(xp_json_deeper_than(fast, depth));
+                assert_true(depth == 1 || xp_json_deeper_than(fast, depth - 1));
         }
         json_decref(fast);
         json_decref(slow);

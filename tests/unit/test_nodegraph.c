@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "tmpdir.h"
+#include "xpool/doc.h"
 #include "xpool/nodegraph.h"
 #include "xpool/store.h"
 
@@ -250,6 +251,55 @@ static void relist(void **state)
         sizes(f, 1, 1);
 }
 
+/* The facts of a pod as the graph answers them: NULL when it holds no bound pod of that name. */
+static json_t *facts(struct fixture *f, const char *ns, const char *name)
+{
+        struct xp_error err = {0};
+        json_t *o = NULL;
+        int r = xp_node_graph_pod(f->graph, ns, name, &o, &err);
+
+        if (r < 0)
+                fail_msg("graph: %s", err.msg);
+        assert_int_equal(r, o != NULL);
+        return o;
+}
+
+static void expect_facts(const json_t *o, const char *node, const char *account, const char *uid)
+{
+        assert_non_null(o);
+        assert_string_equal(xp_json_str_at(o, "spec.nodeName", ""), node);
+        assert_string_equal(xp_json_str_at(o, "spec.serviceAccountName", ""), account);
+        assert_string_equal(xp_json_str_at(o, "metadata.uid", ""), uid);
+        assert_string_equal(xp_json_str_at(o, "metadata.name", ""), "p");
+        assert_string_equal(xp_json_str_at(o, "metadata.namespace", ""), "ns");
+}
+
+/* A TokenRequest's pod (api_token.c): only a bound one, as it is now, a new one of the same name
+ * not taken for the old. */
+static void pod_facts(void **state)
+{
+        struct fixture *f = *state;
+        json_t *o, *p;
+
+        create(f, "ns", "p", NULL, "");
+        assert_null(facts(f, "ns", "p"));
+        update(f, "ns", "p", "n1", "\"serviceAccountName\":\"builder\"");
+        o = facts(f, "ns", "p");
+        expect_facts(o, "n1", "builder", "");
+        json_decref(o);
+        delete (f, "ns", "p");
+        assert_null(facts(f, "ns", "p"));
+        p = pod("ns", "p", "n2", "");
+        json_object_set_new(json_object_get(p, "metadata"), "uid", json_string("u-2"));
+        assert_int_equal(xp_store_create(f->store, "pods", "ns", "p", p, NULL, NULL), 0);
+        json_decref(p);
+        o = facts(f, "ns", "p");
+        expect_facts(o, "n2", "default", "u-2");
+        json_decref(o);
+        assert_null(facts(f, "ns", "q"));
+        assert_null(facts(f, "other", "p"));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -258,6 +308,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(each_place, setup, teardown),
             cmocka_unit_test_setup_teardown(no_confusion, setup, teardown),
             cmocka_unit_test_setup_teardown(relist, setup, teardown),
+            cmocka_unit_test_setup_teardown(pod_facts, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,6 +38,9 @@ enum xp_decode_flags {
         /* unknown members that are mappings or lists are kept by reference, not copied: the
          * caller changes the JSON no more (a create's body, freed once it is decoded) */
         XP_DECODE_SHARE = 1u << 2,
+        /* the caller knows the JSON nests at most XP_OBJECT_MAX_DEPTH levels (its reader
+         * counted them): the walk that checks the bound is skipped */
+        XP_DECODE_SHALLOW = 1u << 3,
 };
 
 /* Where the JSON came from, for error messages. Every member may be NULL. */

@@ -24,3 +24,10 @@
  * UTF-8, nesting deeper than XP_JSON_READ_DEPTH.
  */
 int xp_json_read_object(const char *text, size_t len, json_t **ret);
+
+/*
+ * As xp_json_read_object(), and *ret_depth (when not NULL) gets how deep the object nests, as
+ * xp_json_deeper_than() counts it ({} is one level): what the reader saw on its way, so that a
+ * caller need not walk the tree again to bound it.
+ */
+int xp_json_read_object_depth(const char *text, size_t len, json_t **ret, unsigned *ret_depth);

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The pods' teardown off the reconcile loop (podclean.h): a pool of one thread whose jobs free
+ * themselves when done.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "podclean.h"
+#include "podconfig.h"
+#include "xpool/log.h"
+#include "xpool/workers.h"
+
+struct xp_agent_podclean {
+        struct xp_runtime *runtime;
+        const char *data_dir;
+        struct xp_workers *pool;
+};
+
+struct clean_job {
+        struct xp_work work; /* first: the pool's */
+        char *namespace, *name, *uid;
+        bool whole;
+};
+
+static void job_free(struct clean_job *job)
+{
+        free(job->namespace);
+        free(job->name);
+        free(job->uid);
+        free(job);
+}
+
+static void clean(const struct xp_agent_podclean *c,
+                  const char *ns,
+                  const char *name,
+                  const char *uid,
+                  bool whole)
+{
+        struct xp_error err = {0};
+        int r;
+
+        if (whole && xp_runtime_remove_logs(c->runtime, ns, name, uid, &err) < 0 &&
+            err.code != -ENOENT)
+                xp_log(LOG_WARNING,
+                       "agent: removing the logs of pod %s/%s: %s",
+                       ns,
+                       name,
+                       xp_error_message(&err));
+        xp_error_clear(&err);
+        if (whole && xp_runtime_remove_pod(c->runtime, uid, &err) < 0 && err.code != -EBUSY)
+                xp_log(LOG_WARNING,
+                       "agent: removing what pod %s/%s left on the node: %s",
+                       ns,
+                       name,
+                       xp_error_message(&err));
+        r = xp_podconfig_volumes_remove(c->data_dir, uid);
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "agent: removing the volumes of pod %s/%s: %s",
+                       ns,
+                       name,
+                       strerror(-r));
+}
+
+static void clean_run(void *userdata, void *ctx, struct xp_work *work)
+{
+        const struct clean_job *job = (const struct clean_job *)work;
+
+        (void)ctx;
+        clean(userdata, job->namespace, job->name, job->uid, job->whole);
+}
+
+static void clean_done(void *userdata, void *ctx, struct xp_work *work)
+{
+        (void)userdata;
+        (void)ctx;
+        job_free((struct clean_job *)work);
+}
+
+static void clean_free(struct xp_work *work)
+{
+        job_free((struct clean_job *)work);
+}
+
+static const struct xp_workers_ops clean_ops = {
+    .run = clean_run, .done = clean_done, .free = clean_free};
+
+int xp_agent_podclean_new(struct xp_runtime *runtime,
+                          const char *data_dir,
+                          struct xp_agent_podclean **ret,
+                          struct xp_error *err)
+{
+        struct xp_agent_podclean *c = calloc(1, sizeof(*c));
+        int r;
+
+        if (!c)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        c->runtime = runtime;
+        c->data_dir = data_dir;
+        r = xp_workers_new(
+            &(struct xp_workers_options){.ops = &clean_ops, .userdata = c, .threads = 1},
+            &c->pool,
+            err);
+        if (r < 0) {
+                free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+void xp_agent_podclean_free(struct xp_agent_podclean *c)
+{
+        if (!c)
+                return;
+        xp_workers_free(c->pool);
+        free(c);
+}
+
+void xp_agent_podclean_submit(struct xp_agent_podclean *c,
+                              const char *pod_namespace,
+                              const char *pod_name,
+                              const char *pod_uid,
+                              bool whole)
+{
+        struct clean_job *job = calloc(1, sizeof(*job));
+
+        if (job) {
+                job->namespace = strdup(pod_namespace);
+                job->name = strdup(pod_name);
+                job->uid = strdup(pod_uid);
+                job->whole = whole;
+        }
+        if (!job || !job->namespace || !job->name || !job->uid) {
+                if (job)
+                        job_free(job);
+                clean(c, pod_namespace, pod_name, pod_uid, whole);
+                return;
+        }
+        xp_workers_submit(c->pool, &job->work);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The status writers' hold (statushold.h): a ring of the pods' last statuses that are not final,
+ * by a hash of the uid (a collision only misjudges one pod's shortness), and when a short pod
+ * was last seen.
+ */
+#include <string.h>
+
+#include "statushold.h"
+#include "xpool/map.h"
+
+void xp_status_hold_init(struct xp_status_hold *h, int64_t wait_ns)
+{
+        memset(h, 0, sizeof(*h));
+        h->wait_ns = wait_ns;
+}
+
+/* The uid's slot; -1 when it is not remembered. */
+static int slot_of(const struct xp_status_hold *h, uint64_t uid_hash)
+{
+        for (int i = 0; i < XP_STATUS_HOLD_RECENT; i++)
+                if (h->recent[i].uid_hash == uid_hash)
+                        return i;
+        return -1;
+}
+
+/* A final status: was the pod's first one put within the wait before it? */
+static void learn_final(struct xp_status_hold *h, uint64_t uid_hash, int64_t now_ns)
+{
+        int i = slot_of(h, uid_hash);
+
+        if (i < 0)
+                return;
+        if (now_ns - h->recent[i].at_ns <= h->wait_ns)
+                h->short_at_ns = now_ns;
+        h->recent[i].uid_hash = 0; /* the pod is over */
+}
+
+/* The pod's first status that is not final: a sync that puts its Running again (the echo of its
+ * write in the watch) must not make a long pod's end look short. */
+static void remember(struct xp_status_hold *h, uint64_t uid_hash, int64_t now_ns)
+{
+        unsigned i;
+
+        if (slot_of(h, uid_hash) >= 0)
+                return;
+        i = h->next;
+        h->next = (h->next + 1) % XP_STATUS_HOLD_RECENT;
+        h->recent[i].uid_hash = uid_hash;
+        h->recent[i].at_ns = now_ns;
+}
+
+int64_t xp_status_hold_until(struct xp_status_hold *h, const char *uid, bool final, int64_t now_ns)
+{
+        /* 0 marks an empty slot */
+        uint64_t uid_hash = xp_hash_string(uid) | 1;
+
+        if (h->wait_ns <= 0)
+                return 0;
+        if (final) {
+                learn_final(h, uid_hash, now_ns);
+                return 0;
+        }
+        remember(h, uid_hash, now_ns);
+        if (h->short_at_ns == 0 || now_ns - h->short_at_ns > XP_STATUS_HOLD_MEMORY_NS)
+                return 0;
+        return now_ns + h->wait_ns;
+}

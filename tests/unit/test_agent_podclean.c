@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent's teardown of pods that are over, on its own thread (podclean.h): what is queued is
+ * removed by the time the cleaner is freed, each pod's volumes, and only the pods asked for.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/podclean.h"
+
+static void make_volume(const char *data, const char *uid)
+{
+        char path[512];
+        FILE *fp;
+
+        snprintf(path, sizeof(path), "%s/volumes", data);
+        (void)mkdir(path, 0755);
+        snprintf(path, sizeof(path), "%s/volumes/%s", data, uid);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/volumes/%s/cfg", data, uid);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/volumes/%s/cfg/key", data, uid);
+        fp = fopen(path, "w");
+        assert_non_null(fp);
+        fputs("value\n", fp);
+        fclose(fp);
+}
+
+static bool volume_exists(const char *data, const char *uid)
+{
+        char path[512];
+
+        snprintf(path, sizeof(path), "%s/volumes/%s", data, uid);
+        return access(path, F_OK) == 0;
+}
+
+static void queued_removals_are_done_by_free(void **state)
+{
+        char data[] = "/tmp/test-podclean-XXXXXX";
+        struct xp_agent_podclean *c = NULL;
+        struct xp_error err = {0};
+        char cmd[128];
+
+        (void)state;
+        assert_non_null(mkdtemp(data));
+        for (int i = 0; i < 20; i++) {
+                char uid[32];
+
+                snprintf(uid, sizeof(uid), "uid-%d", i);
+                make_volume(data, uid);
+        }
+        make_volume(data, "kept");
+        assert_int_equal(xp_agent_podclean_new(NULL, data, &c, &err), 0);
+        for (int i = 0; i < 20; i++) {
+                char uid[32];
+
+                snprintf(uid, sizeof(uid), "uid-%d", i);
+                xp_agent_podclean_submit(c, "default", uid, uid, false);
+        }
+        xp_agent_podclean_free(c);
+        for (int i = 0; i < 20; i++) {
+                char uid[32];
+
+                snprintf(uid, sizeof(uid), "uid-%d", i);
+                assert_false(volume_exists(data, uid));
+        }
+        assert_true(volume_exists(data, "kept"));
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", data);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void free_of_null_is_fine(void **state)
+{
+        (void)state;
+        xp_agent_podclean_free(NULL);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(queued_removals_are_done_by_free),
+            cmocka_unit_test(free_of_null_is_fine),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Whether a pod's status that is not final waits for the pod's next change (statushold.h), with
+ * an injected clock: a long pod's Running goes at once; once a short pod (its final status within
+ * the wait of its first one) was seen, statuses wait, until no short pod was seen for
+ * XP_STATUS_HOLD_MEMORY_NS; a final status never waits; a wait of 0 never holds.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "agent/statushold.h"
+
+#define MS   INT64_C(1000000)
+#define WAIT (5 * MS)
+
+static void a_long_pods_running_goes_at_once(void **state)
+{
+        struct xp_status_hold h;
+        int64_t now = 1000 * MS;
+
+        (void)state;
+        xp_status_hold_init(&h, WAIT);
+        /* `sleep` pods, one after another: none ends by itself, none is held */
+        for (int i = 0; i < 100; i++) {
+                char uid[32];
+
+                snprintf(uid, sizeof(uid), "sleep-%d", i);
+                assert_int_equal(xp_status_hold_until(&h, uid, false, now), 0);
+                assert_int_equal(xp_status_hold_until(&h, uid, false, now + 1 * MS), 0);
+                now += 20 * MS;
+        }
+        /* one that ends after the wait: still none */
+        assert_int_equal(xp_status_hold_until(&h, "long", false, now), 0);
+        assert_int_equal(xp_status_hold_until(&h, "long", true, now + 2 * WAIT), 0);
+        assert_int_equal(xp_status_hold_until(&h, "next", false, now + 3 * WAIT), 0);
+}
+
+static void short_pods_turn_the_holds_on_for_a_while(void **state)
+{
+        struct xp_status_hold h;
+        int64_t now = 1000 * MS;
+
+        (void)state;
+        xp_status_hold_init(&h, WAIT);
+        /* the first short pod of a burst: its Running at once, its Succeeded 2 ms later */
+        assert_int_equal(xp_status_hold_until(&h, "a", false, now), 0);
+        assert_int_equal(xp_status_hold_until(&h, "a", true, now + 2 * MS), 0);
+        /* the next ones wait for their end */
+        assert_int_equal(xp_status_hold_until(&h, "b", false, now + 3 * MS), now + 3 * MS + WAIT);
+        /* a Running put again (the echo of its write) waits no longer than the first did */
+        assert_int_equal(xp_status_hold_until(&h, "b", false, now + 4 * MS), now + 4 * MS + WAIT);
+        assert_int_equal(xp_status_hold_until(&h, "b", true, now + 7 * MS), 0);
+        /* short pods keep it on; a second without one turns it off */
+        now += 7 * MS;
+        assert_int_equal(xp_status_hold_until(&h, "c", false, now + XP_STATUS_HOLD_MEMORY_NS),
+                         now + XP_STATUS_HOLD_MEMORY_NS + WAIT);
+        assert_int_equal(
+            xp_status_hold_until(&h, "c", true, now + XP_STATUS_HOLD_MEMORY_NS + 10 * MS), 0);
+        assert_int_equal(
+            xp_status_hold_until(&h, "d", false, now + XP_STATUS_HOLD_MEMORY_NS + 11 * MS), 0);
+}
+
+static void the_first_status_decides_not_a_repeat(void **state)
+{
+        struct xp_status_hold h;
+        int64_t now = 1000 * MS;
+
+        (void)state;
+        xp_status_hold_init(&h, WAIT);
+        /* a long pod whose Running is put again just before it ends is no short pod */
+        assert_int_equal(xp_status_hold_until(&h, "long", false, now), 0);
+        assert_int_equal(xp_status_hold_until(&h, "long", false, now + 100 * MS), 0);
+        assert_int_equal(xp_status_hold_until(&h, "long", true, now + 101 * MS), 0);
+        assert_int_equal(xp_status_hold_until(&h, "next", false, now + 102 * MS), 0);
+        /* a final status of a pod never seen before (the agent restarted) teaches nothing */
+        assert_int_equal(xp_status_hold_until(&h, "old", true, now + 103 * MS), 0);
+        assert_int_equal(xp_status_hold_until(&h, "next2", false, now + 104 * MS), 0);
+}
+
+static void the_newest_pods_are_remembered(void **state)
+{
+        struct xp_status_hold h;
+        int64_t now = 1000 * MS;
+
+        (void)state;
+        xp_status_hold_init(&h, WAIT);
+        /* a short pod among many running ones is still seen while it is among the newest */
+        for (int i = 0; i < XP_STATUS_HOLD_RECENT - 1; i++) {
+                char uid[32];
+
+                snprintf(uid, sizeof(uid), "run-%d", i);
+                assert_int_equal(xp_status_hold_until(&h, uid, false, now), 0);
+        }
+        assert_int_equal(xp_status_hold_until(&h, "short", false, now), 0);
+        assert_int_equal(xp_status_hold_until(&h, "short", true, now + 1 * MS), 0);
+        assert_int_equal(xp_status_hold_until(&h, "x", false, now + 2 * MS), now + 2 * MS + WAIT);
+}
+
+static void a_zero_wait_never_holds(void **state)
+{
+        struct xp_status_hold h;
+
+        (void)state;
+        xp_status_hold_init(&h, 0);
+        assert_int_equal(xp_status_hold_until(&h, "a", false, 1000 * MS), 0);
+        assert_int_equal(xp_status_hold_until(&h, "a", true, 1000 * MS), 0);
+        assert_int_equal(xp_status_hold_until(&h, "b", false, 1001 * MS), 0);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(a_long_pods_running_goes_at_once),
+            cmocka_unit_test(short_pods_turn_the_holds_on_for_a_while),
+            cmocka_unit_test(the_first_status_decides_not_a_repeat),
+            cmocka_unit_test(the_newest_pods_are_remembered),
+            cmocka_unit_test(a_zero_wait_never_holds),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
