@@ -2,10 +2,15 @@
 /*
  * Durable creates through the store: N threads create pod-sized JSON objects until COUNT are
  * written, each create acknowledged only once fsync'ed. Prints creates/s, p50/p99 latency per
- * create, commits (fsyncs) per write, which shows group commit at work, and the peak RSS.
+ * create, commits (fsyncs) per write, which shows group commit at work, the context switches per
+ * create (the writers' sleeps and wake-ups) and the peak RSS.
  * Prints figures; asserts nothing.
  *
- *   build/bench/bench_store [THREADS [COUNT [DIR]]]     defaults: 32 20000 $TMPDIR or /tmp
+ *   build/bench/bench_store [THREADS [COUNT [DIR [BYTES]]]]   defaults: 32 20000 $TMPDIR or /tmp
+ *
+ * BYTES pads the pod with an annotation to about that size: the API server stores a pod of about
+ * 2,000 bytes (its defaults and the kube-api-access volume), past what a 4 KiB page keeps in its
+ * row.
  *
  * Also prints the CPU per create and how long opening the store it wrote takes (the database
  * checks of a server's start, page cache warm).
@@ -42,6 +47,7 @@ static const char pod_json[] =
 
 static struct xp_store *store;
 static json_t *template;
+static size_t pod_bytes = sizeof(pod_json) - 1;
 static long count;
 static atomic_long next_index;
 static double *latencies; /* seconds, one per create, indexed by the create's number */
@@ -101,6 +107,29 @@ static double cpu_seconds(const struct rusage *u)
                (double)(u->ru_utime.tv_usec + u->ru_stime.tv_usec) / 1e6;
 }
 
+/* Pads the template's annotations with one of about the size that makes its text BYTES long. */
+static int pad_template(long bytes)
+{
+        const size_t overhead = sizeof(",\"padding\":\"\"") - 1;
+        json_t *annotations = json_object_get(json_object_get(template, "metadata"), "annotations");
+        size_t n;
+        char *pad;
+        int r;
+
+        if (bytes < 0 || (size_t)bytes < pod_bytes + overhead)
+                return 0;
+        n = (size_t)bytes - pod_bytes - overhead;
+        pad = malloc(n + 1);
+        if (!pad)
+                return -1;
+        memset(pad, 'x', n);
+        pad[n] = '\0';
+        r = json_object_set_new(annotations, "padding", json_string(pad));
+        free(pad);
+        pod_bytes = (size_t)bytes;
+        return r;
+}
+
 /* The open of the store just written (what a server's start pays for it), wall and CPU. */
 static int time_reopen(const struct xp_store_options *options)
 {
@@ -137,7 +166,7 @@ int main(int argc, char **argv)
 
         count = argc > 2 ? strtol(argv[2], NULL, 10) : 20000;
         if (threads < 1 || threads > 1024 || count < 1) {
-                fprintf(stderr, "usage: bench_store [THREADS (1-1024) [COUNT [DIR]]]\n");
+                fprintf(stderr, "usage: bench_store [THREADS (1-1024) [COUNT [DIR [BYTES]]]]\n");
                 return 2;
         }
         snprintf(dir, sizeof(dir), "%s/bench-store-XXXXXX", tmpdir);
@@ -150,7 +179,9 @@ int main(int argc, char **argv)
         latencies = calloc((size_t)count, sizeof(*latencies));
         th = calloc((size_t)threads, sizeof(*th));
         options.path = path;
-        if (!template || !latencies || !th || xp_store_open(&options, &store, &err) < 0) {
+        if (!template || !latencies || !th ||
+            pad_template(argc > 4 ? strtol(argv[4], NULL, 10) : 0) < 0 ||
+            xp_store_open(&options, &store, &err) < 0) {
                 fprintf(stderr, "bench_store: setup failed: %s\n", err.msg);
                 return 1;
         }
@@ -158,7 +189,7 @@ int main(int argc, char **argv)
         printf("%ld threads, %ld creates of a %zu-byte pod, database %s\n",
                threads,
                count,
-               sizeof(pod_json) - 1,
+               pod_bytes,
                path);
         t0 = now();
         for (long i = 0; i < threads; i++)
@@ -192,6 +223,9 @@ int main(int argc, char **argv)
         getrusage(RUSAGE_SELF, &usage);
         printf("CPU per create     %10.1f us (user+system of the whole process)\n",
                cpu_seconds(&usage) * 1e6 / (double)count);
+        printf("switches           %10.2f voluntary, %.2f preempted per create\n",
+               (double)usage.ru_nvcsw / (double)count,
+               (double)usage.ru_nivcsw / (double)count);
         printf("peak RSS           %10ld KiB\n", usage.ru_maxrss);
 
         xp_store_close(store);

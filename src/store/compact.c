@@ -26,7 +26,8 @@
 struct out {
         char *buf;
         size_t len, cap, max;
-        bool heap; /* buf is ours to free (else the caller's stack) */
+        bool heap;                    /* buf is ours to free (else the caller's stack) */
+        struct store_text_mark *mark; /* where resourceVersion goes, noted on the way (or NULL) */
 };
 
 /* Room for n more bytes: 0, -E2BIG past o->max, -ENOMEM. */
@@ -171,8 +172,24 @@ static bool key_is(const char *key, size_t key_len, const char *name)
 }
 
 /*
+ * The top object's member metadata was just written: the '}' that closed it is where
+ * store_text_versioned() puts resourceVersion (what text.c's scan of the text would find).
+ */
+static void mark_metadata(struct out *o, const json_t *value)
+{
+        if (!json_is_object(value)) {
+                o->mark->bad = true;
+                return;
+        }
+        o->mark->at = o->len - 1;
+        o->mark->empty = o->buf[o->len - 2] == '{';
+        o->mark->found = true;
+}
+
+/*
  * An object's members in their order, less the member named drop (NULL: none); its member
- * "metadata", when an object, less its member named drop_in_metadata.
+ * "metadata", when an object, less its member named drop_in_metadata. The top object's notes
+ * where its metadata ends (o->mark).
  */
 static int put_object(struct out *o,
                       const json_t *json,
@@ -187,6 +204,7 @@ static int put_object(struct out *o,
              it = json_object_iter_next((json_t *)json, it)) {
                 const char *key = json_object_iter_key(it);
                 size_t key_len = json_object_iter_key_len(it);
+                bool metadata = key_is(key, key_len, "metadata");
 
                 if (key_is(key, key_len, drop))
                         continue;
@@ -201,7 +219,15 @@ static int put_object(struct out *o,
                         r = put_value(o,
                                       json_object_iter_value(it),
                                       depth + 1,
-                                      key_is(key, key_len, "metadata") ? drop_in_metadata : NULL);
+                                      metadata ? drop_in_metadata : NULL);
+                if (r >= 0 && metadata && depth == 0 && o->mark)
+                        mark_metadata(o, json_object_iter_value(it));
+        }
+        if (depth == 0 && o->mark && !o->mark->found) {
+                /* no metadata: one of its own goes at the end */
+                o->mark->at = o->len;
+                o->mark->empty = first;
+                o->mark->whole = true;
         }
         return r < 0 ? r : put_char(o, '}');
 }
@@ -248,12 +274,24 @@ static int put_value(struct out *o, const json_t *json, unsigned depth, const ch
 int store_json_compact(
     const json_t *object, const char *drop_in_metadata, size_t max, char **ret, size_t *ret_len)
 {
+        return store_json_compact_marked(object, drop_in_metadata, max, ret, ret_len, NULL);
+}
+
+int store_json_compact_marked(const json_t *object,
+                              const char *drop_in_metadata,
+                              size_t max,
+                              char **ret,
+                              size_t *ret_len,
+                              struct store_text_mark *ret_mark)
+{
         char stack[8192];
-        struct out o = {.buf = stack, .cap = sizeof(stack), .max = max};
+        struct out o = {.buf = stack, .cap = sizeof(stack), .max = max, .mark = ret_mark};
         int r;
 
         if (!json_is_object(object))
                 return -EBADMSG;
+        if (ret_mark)
+                *ret_mark = (struct store_text_mark){0};
         r = put_object(&o, object, 0, NULL, drop_in_metadata);
         if (r >= 0 && o.len > max)
                 r = -E2BIG;

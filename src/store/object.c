@@ -62,20 +62,29 @@ static size_t dump_compact(const json_t *object, size_t max, char **ret)
         return n;
 }
 
-int store_serialise(
-    struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err)
+int store_serialise(struct xp_store *store,
+                    json_t *object,
+                    char **ret,
+                    size_t *ret_len,
+                    struct store_text_mark *ret_mark,
+                    struct xp_error *err)
 {
         const json_t *metadata = json_object_get(object, "metadata");
-        int r;
+        int r = -EBADMSG;
 
-        if (!json_is_object(object) || (metadata && !json_is_object(metadata)))
-                return store_serialise_jansson(store, object, ret, ret_len, err);
-        r = store_json_compact(object, "resourceVersion", XP_STORE_BODY_MAX, ret, ret_len);
+        if (json_is_object(object) && (!metadata || json_is_object(metadata)))
+                r = store_json_compact_marked(
+                    object, "resourceVersion", XP_STORE_BODY_MAX, ret, ret_len, ret_mark);
         if (r == -ENOMEM)
                 return xp_errorf(
                     err, -ENOMEM, "store %s: cannot serialise the object", store->path);
+        if (r >= 0)
+                return 0;
         /* what it declines, and a body too long (whose error says by how much), jansson writes */
-        return r < 0 ? store_serialise_jansson(store, object, ret, ret_len, err) : 0;
+        r = store_serialise_jansson(store, object, ret, ret_len, err);
+        if (r >= 0 && store_text_mark_find(*ret, *ret_len, ret_mark) < 0)
+                ret_mark->bad = true;
+        return r;
 }
 
 int store_serialise_jansson(

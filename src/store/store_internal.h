@@ -14,6 +14,7 @@
  *   check.c    what the files hold and whether they agree; xp_store_check()
  *   generation.c  per-kind write marks (xp_store_kind_generation())
  *   waiter.c   readers that wait for the writes of some kinds only (xp_store_waiter_new())
+ *   writer_wait.c  where a writer sleeps until its writes are done or it is asked to lead
  *   recover.c  xp_store_recover()
  *   sql.c      SQLite helpers
  *   checksum.c the objects rows' checksums
@@ -120,6 +121,25 @@ void store_waiters_written(struct xp_store *store, const char *kind);
  * once, each woke only to sleep again on the lock that the leader held for the rest of the batch.
  */
 void store_waiters_signal(struct xp_store *store);
+/*
+ * Where a writer sleeps (writer_wait.c): the number of its queued writes not yet done, and
+ * WRITER_WAIT_TURN when the queue's head, its write, is asked to lead the next batch.
+ */
+#define WRITER_WAIT_TURN 0x80000000u
+struct writer_wait {
+        atomic_uint word;
+};
+void writer_wait_init(struct writer_wait *w);
+/* Under the store's lock, as one of its writes is queued. */
+void writer_wait_queued(struct writer_wait *w);
+/* By the leader, without the store's lock: a queued write is done (*done set first); own when
+ * it is the leader's own wait (no wake-up). w may be gone as soon as this returns. */
+void writer_wait_done(struct writer_wait *w, atomic_bool *done, bool own);
+/* Under the store's lock: the writer of the queue's head is to lead. */
+void writer_wait_turn(struct writer_wait *w);
+/* Sleeps until every queued write of w is done (true) or its writer is asked to lead (false). */
+bool writer_wait(struct writer_wait *w);
+
 /* The CLOCK_MONOTONIC time timeout_ms from now. */
 void store_deadline(int timeout_ms, struct timespec *ret);
 
@@ -262,9 +282,25 @@ int store_check_key(struct xp_store *store,
                     const char *namespace,
                     const char *name,
                     struct xp_error *err);
+/*
+ * Where store_text_versioned() writes resourceVersion into a body: found by a scan of the text
+ * (store_text_mark_find()), or noted by the writer that wrote the text (compact.c), which saves
+ * the leader a scan of every write's text while the batch holds the commit.
+ */
+struct store_text_mark {
+        size_t at;  /* the '}' that closes metadata, or the object when whole */
+        bool empty; /* that object has no member */
+        bool whole; /* no metadata: one of its own goes at the object's end */
+        bool found; /* (compact.c) metadata was written */
+        bool bad;   /* metadata is not an object: no text with a version */
+};
 /* The object's text as stored: without metadata.resourceVersion. Caller frees. */
-int store_serialise(
-    struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err);
+int store_serialise(struct xp_store *store,
+                    json_t *object,
+                    char **ret,
+                    size_t *ret_len,
+                    struct store_text_mark *ret_mark,
+                    struct xp_error *err);
 /* The same text as jansson writes it (the slow path store_serialise() falls back to). */
 int store_serialise_jansson(
     struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err);
@@ -279,6 +315,13 @@ int store_set_resource_version(json_t *object, uint64_t version);
  */
 int store_json_compact(
     const json_t *object, const char *drop_in_metadata, size_t max, char **ret, size_t *ret_len);
+/* As store_json_compact(), noting where resourceVersion goes in the text (*ret_mark). */
+int store_json_compact_marked(const json_t *object,
+                              const char *drop_in_metadata,
+                              size_t max,
+                              char **ret,
+                              size_t *ret_len,
+                              struct store_text_mark *ret_mark);
 /* The stored text as an object with metadata.resourceVersion filled in; NULL when not one. */
 json_t *store_parse_body(const char *text, size_t len, uint64_t version);
 int store_corrupt_body(struct xp_store *store,
@@ -390,6 +433,15 @@ int store_text_versioned(
 /* As store_text_versioned(), into a new buffer (caller frees). */
 int store_text_versioned_dup(
     const char *body, size_t len, uint64_t version, char **ret, size_t *ret_len);
+/* Where resourceVersion goes in body: 0, or -EBADMSG when body is not a JSON object. */
+int store_text_mark_find(const char *body, size_t len, struct store_text_mark *ret);
+/* As store_text_versioned_dup(), at the mark found in body before. */
+int store_text_versioned_dup_marked(const char *body,
+                                    size_t len,
+                                    const struct store_text_mark *mark,
+                                    uint64_t version,
+                                    char **ret,
+                                    size_t *ret_len);
 
 /* write.c */
 int store_writer_prepare(struct xp_store *store, struct xp_error *err);

@@ -11,9 +11,7 @@
  * reports the damage as before.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,37 +139,83 @@ size_t store_text_versioned_max(size_t len)
         return len + 64;
 }
 
-int store_text_versioned(
-    const char *body, size_t len, uint64_t version, char *out, size_t size, size_t *ret_len)
+int store_text_mark_find(const char *body, size_t len, struct store_text_mark *ret)
+{
+        size_t open;
+
+        *ret = (struct store_text_mark){0};
+        return find_insert(body, len, &open, &ret->at, &ret->empty, &ret->whole);
+}
+
+/* The member that goes at the mark, for version: its length (at most 64 bytes). */
+static size_t versioned_member(const struct store_text_mark *mark, uint64_t version, char *out)
+{
+        static const char key[] = "\"resourceVersion\":\"";
+        char digits[20];
+        size_t n = 0, d = sizeof(digits);
+
+        /* digit by digit: snprintf() was most of what the leader spent on the text */
+        do {
+                digits[--d] = (char)('0' + version % 10);
+                version /= 10;
+        } while (version);
+        if (!mark->empty)
+                out[n++] = ',';
+        if (mark->whole) {
+                memcpy(out + n, "\"metadata\":{", 12);
+                n += 12;
+        }
+        memcpy(out + n, key, sizeof(key) - 1);
+        n += sizeof(key) - 1;
+        memcpy(out + n, digits + d, sizeof(digits) - d);
+        n += sizeof(digits) - d;
+        out[n++] = '"';
+        if (mark->whole)
+                out[n++] = '}';
+        return n;
+}
+
+/* body with the member at mark into out (size bytes, with a NUL). */
+static int splice(const char *body,
+                  size_t len,
+                  const struct store_text_mark *mark,
+                  uint64_t version,
+                  char *out,
+                  size_t size,
+                  size_t *ret_len)
 {
         char member[64];
-        size_t open, at, n, m;
-        bool empty, whole;
-        int r;
+        size_t m, n;
 
-        r = find_insert(body, len, &open, &at, &empty, &whole);
-        if (r < 0)
-                return r;
-        m = (size_t)snprintf(member,
-                             sizeof member,
-                             "%s%s\"resourceVersion\":\"%" PRIu64 "\"%s",
-                             empty ? "" : ",",
-                             whole ? "\"metadata\":{" : "",
-                             version,
-                             whole ? "}" : "");
+        if (mark->bad || mark->at > len)
+                return -EBADMSG;
+        m = versioned_member(mark, version, member);
         n = len + m;
         if (n + 1 > size)
                 return -ENOBUFS;
-        memcpy(out, body, at);
-        memcpy(out + at, member, m);
-        memcpy(out + at + m, body + at, len - at);
+        memcpy(out, body, mark->at);
+        memcpy(out + mark->at, member, m);
+        memcpy(out + mark->at + m, body + mark->at, len - mark->at);
         out[n] = '\0';
         *ret_len = n;
         return 0;
 }
 
-int store_text_versioned_dup(
-    const char *body, size_t len, uint64_t version, char **ret, size_t *ret_len)
+int store_text_versioned(
+    const char *body, size_t len, uint64_t version, char *out, size_t size, size_t *ret_len)
+{
+        struct store_text_mark mark;
+        int r = store_text_mark_find(body, len, &mark);
+
+        return r < 0 ? r : splice(body, len, &mark, version, out, size, ret_len);
+}
+
+int store_text_versioned_dup_marked(const char *body,
+                                    size_t len,
+                                    const struct store_text_mark *mark,
+                                    uint64_t version,
+                                    char **ret,
+                                    size_t *ret_len)
 {
         size_t size = store_text_versioned_max(len) + 1;
         char *out = malloc(size);
@@ -179,13 +223,22 @@ int store_text_versioned_dup(
 
         if (!out)
                 return -ENOMEM;
-        r = store_text_versioned(body, len, version, out, size, ret_len);
+        r = splice(body, len, mark, version, out, size, ret_len);
         if (r < 0) {
                 free(out);
                 return r;
         }
         *ret = out;
         return 0;
+}
+
+int store_text_versioned_dup(
+    const char *body, size_t len, uint64_t version, char **ret, size_t *ret_len)
+{
+        struct store_text_mark mark;
+        int r = store_text_mark_find(body, len, &mark);
+
+        return r < 0 ? r : store_text_versioned_dup_marked(body, len, &mark, version, ret, ret_len);
 }
 
 int xp_store_text_metadata(const char *text, size_t len, size_t *ret_start, size_t *ret_len)

@@ -38,19 +38,6 @@ enum op_type {
         OP_DELETE,
 };
 
-/*
- * Where a writer sleeps until its write is done or the queue's head is asked to lead. It has a
- * lock of its own so that a batch's leader wakes its writers after letting go of the store's
- * lock: woken under it, each writer would first sleep again on the store's lock that the leader
- * still held (two more futex calls and context switches per write). A group's writes
- * (xp_store_write_group()) share their writer's one.
- */
-struct writer_wait {
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool turn; /* under lock: the queue's head, asked to lead */
-};
-
 /* One queued write; lives on its owner's stack until done. */
 struct op {
         enum op_type type;
@@ -60,7 +47,8 @@ struct op {
         uint64_t expected_version;
         const char *body; /* serialised object without metadata.resourceVersion (not for delete) */
         size_t body_len;
-        uint64_t hash;     /* store_op_hash() of the write, for the digest chain */
+        struct store_text_mark mark; /* where body takes its resourceVersion (not for delete) */
+        uint64_t hash;               /* store_op_hash() of the write, for the digest chain */
         uint64_t row_hash; /* store_row_hash() of the key and what the row gets (stored) */
 
         /* written by the leader, read by the owner once done; done is set last, under the
@@ -392,8 +380,12 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
                 return -rc;
         op->result = 0;
         op->version = version;
-        /* for the writer and the event log's readers: NULL when it does not read as text */
-        if (store_text_versioned_dup(body, body_len, version, &op->text, &op->text_len) < 0)
+        /* for the writer and the event log's readers: NULL when it does not read as text; the
+         * writer found where the version goes as it serialised, a delete's last body is scanned */
+        if ((op->type == OP_DELETE
+                 ? store_text_versioned_dup(body, body_len, version, &op->text, &op->text_len)
+                 : store_text_versioned_dup_marked(
+                       body, body_len, &op->mark, version, &op->text, &op->text_len)) < 0)
                 op->text = NULL;
         /* the shared object gets its version before any reader sees it (the writer waits) */
         if (op->shared && store_set_resource_version(op->shared, version) < 0)
@@ -738,70 +730,25 @@ static void settle(struct xp_store *store, struct batch *b, int r)
         store_waiters_signal(store);
 }
 
-static void writer_wait_init(struct writer_wait *w)
-{
-        pthread_mutex_init(&w->lock, NULL);
-        pthread_cond_init(&w->cond, NULL);
-        w->turn = false;
-}
-
-static void writer_wait_destroy(struct writer_wait *w)
-{
-        /* a writer may see done without this lock (under the store's): its waker may still hold
-         * it, broadcasting; taking it once waits for that waker to let go of our frame */
-        pthread_mutex_lock(&w->lock);
-        pthread_mutex_unlock(&w->lock);
-        pthread_cond_destroy(&w->cond);
-        pthread_mutex_destroy(&w->lock);
-}
-
 /* Outside the store's lock, after settle(): tells each writer of the batch that it is done. */
-static void wake_settled(struct op *ops)
+static void wake_settled(struct op *ops, const struct writer_wait *own)
 {
         for (struct op *o = ops, *next; o; o = next) {
                 struct writer_wait *w = o->wake;
 
-                next = o->next; /* o may go away as soon as done is seen */
+                next = o->next; /* o may go away as soon as its writer sees it done */
                 o->next = NULL;
-                pthread_mutex_lock(&w->lock);
-                atomic_store(&o->done, true);
-                pthread_cond_broadcast(&w->cond);
-                /* the writer may free w once it holds the lock: unlocking last is all that
-                 * touches it (glibc's mutex allows a destroy right after another's unlock) */
-                pthread_mutex_unlock(&w->lock);
+                writer_wait_done(w, &o->done, w == own);
         }
 }
 
 /* Under lock, when no commit is in flight: the first queued writer leads the next batch. */
 static void wake_leader(struct xp_store *store)
 {
-        struct writer_wait *w;
-
         if (store->committing || !store->queue_head)
                 return;
-        /* a queued write is not done, so its writer and its wait stay (store lock, then w's) */
-        w = store->queue_head->wake;
-        pthread_mutex_lock(&w->lock);
-        w->turn = true;
-        pthread_cond_broadcast(&w->cond);
-        pthread_mutex_unlock(&w->lock);
-}
-
-/*
- * Without the store's lock: waits until op is done (true) or its writer is asked to lead
- * (false).
- */
-static bool writer_wait(struct op *op)
-{
-        struct writer_wait *w = op->wake;
-        bool done;
-
-        pthread_mutex_lock(&w->lock);
-        while (!(done = atomic_load(&op->done)) && !w->turn)
-                pthread_cond_wait(&w->cond, &w->lock);
-        w->turn = false;
-        pthread_mutex_unlock(&w->lock);
-        return done;
+        /* a queued write is not done, so its writer and its wait stay */
+        writer_wait_turn(store->queue_head->wake);
 }
 
 /*
@@ -854,6 +801,7 @@ static struct op *enqueue(struct xp_store *store, struct op **ops, size_t n)
                         continue;
                 }
                 op->next = NULL;
+                writer_wait_queued(op->wake);
                 if (store->queue_tail)
                         store->queue_tail->next = op;
                 else
@@ -888,7 +836,7 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
                 /* an empty queue: op is in a batch settled but not yet woken (wake_settled()) */
                 if (store->committing || !store->queue_head) {
                         pthread_mutex_unlock(&store->lock);
-                        locked = !writer_wait(op);
+                        locked = !writer_wait(op->wake);
                         if (!locked)
                                 break; /* done */
                         pthread_mutex_lock(&store->lock);
@@ -920,7 +868,7 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
                 n_old = b.n_old;
                 wake_leader(store); /* none while the checkpoint keeps the commit slot */
                 pthread_mutex_unlock(&store->lock);
-                wake_settled(b.ops);
+                wake_settled(b.ops, op->wake);
                 if (checkpoint)
                         checkpoint_inline(store);
                 else
@@ -929,10 +877,10 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
         if (locked)
                 pthread_mutex_unlock(&store->lock);
         /* A group's writes may be settled by two batches whose leaders wake them out of order:
-         * its ops and its wait stay until every one is done, not only the last. */
-        for (size_t i = 0; n > 1 && i < n; i++)
-                while (!atomic_load(&ops[i]->done))
-                        writer_wait(ops[i]);
+         * its ops and its wait stay until every one is done, not only the last. None is queued
+         * any more, so none is asked to lead. */
+        while (n > 0 && !writer_wait(ops[0]->wake))
+                continue;
         free_old(old, n_old);
 }
 
@@ -949,7 +897,7 @@ static int op_prepare(struct xp_store *store, struct op *op, json_t *object, str
         if (r < 0)
                 return r;
         if (op->type != OP_DELETE) {
-                r = store_serialise(store, object, &op->own_body, &op->body_len, err);
+                r = store_serialise(store, object, &op->own_body, &op->body_len, &op->mark, err);
                 if (r < 0)
                         return r;
                 op->body = op->stored = op->own_body;
@@ -1057,7 +1005,6 @@ static int write_op(struct xp_store *store,
                 op->shared = ret && ret->share && object ? object : NULL;
                 writer_wait_init(&op->own_wake);
                 submit(store, &op, 1);
-                writer_wait_destroy(&op->own_wake);
                 r = op_finish(store, op, object, ret_last, ret, err);
         }
         op_release(op);
@@ -1094,7 +1041,6 @@ int xp_store_write_group(struct xp_store *store, struct xp_store_group_write *w,
         }
         writer_wait_init(&wake);
         submit(store, queued, n_queued);
-        writer_wait_destroy(&wake);
         for (size_t i = 0; i < n; i++) {
                 if (w[i].result >= 0)
                         w[i].result = op_finish(store, &ops[i], w[i].object, NULL, NULL, &w[i].err);

@@ -21,13 +21,17 @@
 
 static struct xp_store fake_store = {.path = "test.db"};
 
-/* store_serialise() (the fast path when it can) and the jansson path give the same bytes. */
+/*
+ * store_serialise() (the fast path when it can) and the jansson path give the same bytes, and
+ * the place for resourceVersion that the writer noted is the one a scan of the text finds.
+ */
 static void assert_same_body(json_t *object)
 {
+        struct store_text_mark noted = {0}, scanned = {0};
         struct xp_error err = {0};
         char *fast = NULL, *slow = NULL;
         size_t fast_len = 0, slow_len = 0;
-        int r_fast = store_serialise(&fake_store, object, &fast, &fast_len, &err);
+        int r_fast = store_serialise(&fake_store, object, &fast, &fast_len, &noted, &err);
         int r_slow = store_serialise_jansson(&fake_store, object, &slow, &slow_len, &err);
 
         assert_int_equal(r_fast, r_slow);
@@ -35,6 +39,11 @@ static void assert_same_body(json_t *object)
                 assert_int_equal(fast_len, slow_len);
                 assert_memory_equal(fast, slow, slow_len);
                 assert_int_equal(fast[fast_len], '\0');
+                assert_int_equal(store_text_mark_find(slow, slow_len, &scanned), 0);
+                assert_false(noted.bad);
+                assert_int_equal(noted.at, scanned.at);
+                assert_int_equal(noted.empty, scanned.empty);
+                assert_int_equal(noted.whole, scanned.whole);
         }
         free(fast);
         free(slow);
@@ -138,6 +147,8 @@ static void resource_version_anywhere(void **state)
             "{\"data\":{\"metadata\":{\"resourceVersion\":\"kept\"}},\"metadata\":{}}",
             "{\"spec\":{\"template\":{\"metadata\":{\"resourceVersion\":\"kept\"}}}}",
             "{}",
+            "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"metadata\":{}}}",
+            "{\"metadata\":{\"name\":\"a\"},\"r\":0.5}", /* declined: jansson's text, scanned */
         };
 
         (void)state;
