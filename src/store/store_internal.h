@@ -116,11 +116,20 @@ void store_kind_generation_bump(struct xp_store *store, const char *kind, uint64
 
 /* Under the store's lock, after the commit of a write of kind: marks the waiters following it. */
 void store_waiters_written(struct xp_store *store, const char *kind);
+/* The waiters a batch's writes concern, to be signalled once its leader let go of the lock. */
+#define STORE_DUE_MAX 64
+struct store_due {
+        struct xp_store_waiter *w[STORE_DUE_MAX];
+        size_t n;
+};
 /*
- * Under lock, once a batch is settled: signals the waiters its writes concern. Signalled at
- * once, each woke only to sleep again on the lock that the leader held for the rest of the batch.
+ * Under lock, once a batch is settled: takes the waiters its writes concern into ret (signalling
+ * at once those past its room), and keeps them from being freed until store_waiters_signal_due().
+ * Signalled under the lock, each woke only to sleep again on it while the leader held it.
  */
-void store_waiters_signal(struct xp_store *store);
+void store_waiters_take_due(struct xp_store *store, struct store_due *ret);
+/* Without the lock: signals the waiters store_waiters_take_due() took. */
+void store_waiters_signal_due(struct xp_store *store, struct store_due *due);
 /*
  * Where a writer sleeps (writer_wait.c): the number of its queued writes not yet done, and
  * WRITER_WAIT_TURN when the queue's head, its write, is asked to lead the next batch.
@@ -205,6 +214,7 @@ struct xp_store {
         pthread_cond_t version_bumped;   /* a commit made the version grow (CLOCK_MONOTONIC) */
         struct xp_store_waiter *waiters; /* under lock: those of waiter.c */
         atomic_size_t n_waiters;         /* how many (changed under lock) */
+        atomic_uint waiter_signallers;   /* leaders signalling waiters outside the lock */
 
         /* under lock */
         struct op *queue_head;

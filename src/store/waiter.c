@@ -4,9 +4,11 @@
  * condition; the leader, settling a batch, signals the waiters that follow each write's kind
  * (store_waiters_written()), where xp_store_wait()'s one condition wakes every waiter for every
  * write. No write is missed between a reader's last scan and its wait: under the lock, the wait
- * first compares the kinds' write marks (generation.c) with what the reader has seen.
+ * first compares the kinds' write marks (generation.c) with what the reader has seen. The
+ * leader signals them after letting go of the lock (store_waiters_take_due()).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +21,7 @@ struct xp_store_waiter {
         pthread_cond_t cond; /* CLOCK_MONOTONIC */
         /* under the store's lock */
         bool written; /* a write of its kinds since the wait began */
-        bool due;     /* written, and not yet signalled (store_waiters_signal()) */
+        bool due;     /* written, and not yet signalled (store_waiters_take_due()) */
         bool woken;   /* xp_store_waiter_wake() since the last wait */
         struct xp_store_waiter *next;
 };
@@ -73,6 +75,10 @@ void xp_store_waiter_free(struct xp_store_waiter *w)
                         break;
                 }
         pthread_mutex_unlock(&w->store->lock);
+        /* a leader that took it before it left the list may still be signalling it; one that
+         * took it later cannot: a few microseconds at most, and a waiter's free is rare */
+        while (atomic_load(&w->store->waiter_signallers))
+                sched_yield();
         pthread_cond_destroy(&w->cond);
         free(w);
 }
@@ -94,13 +100,29 @@ void store_waiters_written(struct xp_store *store, const char *kind)
                 }
 }
 
-void store_waiters_signal(struct xp_store *store)
+void store_waiters_take_due(struct xp_store *store, struct store_due *ret)
 {
-        for (struct xp_store_waiter *w = store->waiters; w; w = w->next)
-                if (w->due) {
-                        w->due = false;
+        ret->n = 0;
+        for (struct xp_store_waiter *w = store->waiters; w; w = w->next) {
+                if (!w->due)
+                        continue;
+                w->due = false;
+                if (ret->n < STORE_DUE_MAX)
+                        ret->w[ret->n++] = w;
+                else
                         pthread_cond_signal(&w->cond);
-                }
+        }
+        if (ret->n)
+                atomic_fetch_add(&store->waiter_signallers, 1);
+}
+
+void store_waiters_signal_due(struct xp_store *store, struct store_due *due)
+{
+        if (!due->n)
+                return;
+        for (size_t i = 0; i < due->n; i++)
+                pthread_cond_signal(&due->w[i]->cond);
+        atomic_fetch_sub(&store->waiter_signallers, 1);
 }
 
 /* Under lock: whether a write of one of the kinds is newer than what the reader saw of it. */

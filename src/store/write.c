@@ -686,7 +686,7 @@ static void free_old(struct recent *old, size_t n)
 }
 
 /* Under lock, after a batch: the counters, the mode, and every op's result. */
-static void settle(struct xp_store *store, struct batch *b, int r)
+static void settle(struct xp_store *store, struct batch *b, int r, struct store_due *due)
 {
         if (r > 0) {
                 store->version = b->version;
@@ -727,7 +727,7 @@ static void settle(struct xp_store *store, struct batch *b, int r)
         /* the readers last, as they wake wanting this lock */
         if (r > 0)
                 pthread_cond_broadcast(&store->version_bumped);
-        store_waiters_signal(store);
+        store_waiters_take_due(store, due);
 }
 
 /* Outside the store's lock, after settle(): tells each writer of the batch that it is done. */
@@ -829,6 +829,7 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
         op = enqueue(store, ops, n);
         while (op && !op->done) {
                 struct batch b = {.n = 1};
+                struct store_due due;
                 struct op *last;
                 bool checkpoint;
                 int r;
@@ -863,12 +864,13 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
                 pthread_mutex_lock(&store->lock);
                 checkpoint = r > 0 && want_checkpoint(store);
                 store->committing = checkpoint;
-                settle(store, &b, r);
+                settle(store, &b, r, &due);
                 old = b.old;
                 n_old = b.n_old;
                 wake_leader(store); /* none while the checkpoint keeps the commit slot */
                 pthread_mutex_unlock(&store->lock);
                 wake_settled(b.ops, op->wake);
+                store_waiters_signal_due(store, &due);
                 if (checkpoint)
                         checkpoint_inline(store);
                 else
