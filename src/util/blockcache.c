@@ -39,7 +39,7 @@ static _Thread_local struct block_cache cache;
 struct depot_class {
         pthread_mutex_t lock;
         struct block *batches; /* linked by their first block's next_batch */
-        size_t count;          /* batches */
+        atomic_size_t count;   /* batches: written under the lock, read before taking it */
 };
 
 static struct depot_class depot[XP_BLOCK_CACHE_CLASSES];
@@ -126,9 +126,9 @@ static void drain_depot(void)
 
                 pthread_mutex_lock(&depot[c].lock);
                 batches = depot[c].batches;
-                count = depot[c].count;
+                count = atomic_load_explicit(&depot[c].count, memory_order_relaxed);
                 depot[c].batches = NULL;
-                depot[c].count = 0;
+                atomic_store_explicit(&depot[c].count, 0, memory_order_relaxed);
                 pthread_mutex_unlock(&depot[c].lock);
                 while (batches) {
                         struct block *next = batches->next_batch;
@@ -213,6 +213,14 @@ static size_t class_bytes(size_t c)
         return XP_BLOCK_CACHE_SMALLEST + 16 * c;
 }
 
+/* Under the class's lock: a plain store, not a locked instruction, for the readers outside it. */
+static void add_batches(size_t c, int delta)
+{
+        size_t now = atomic_load_explicit(&depot[c].count, memory_order_relaxed);
+
+        atomic_store_explicit(&depot[c].count, now + (size_t)delta, memory_order_relaxed);
+}
+
 /* Hands the class's first XP_BLOCK_CACHE_BATCH blocks, still marked as cached, to the depot. */
 static void give_batch(size_t c)
 {
@@ -231,7 +239,7 @@ static void give_batch(size_t c)
         pthread_mutex_lock(&depot[c].lock);
         first->next_batch = depot[c].batches;
         depot[c].batches = first;
-        depot[c].count++;
+        add_batches(c, 1);
         pthread_mutex_unlock(&depot[c].lock);
 }
 
@@ -241,12 +249,15 @@ static bool take_batch(size_t c)
         struct block *first;
         size_t bytes = XP_BLOCK_CACHE_BATCH * class_bytes(c);
 
+        /* most misses find the depot empty: no lock for them */
+        if (atomic_load_explicit(&depot[c].count, memory_order_relaxed) == 0)
+                return false;
         pthread_once(&depot_once, init_depot);
         pthread_mutex_lock(&depot[c].lock);
         first = depot[c].batches;
         if (first) {
                 depot[c].batches = first->next_batch;
-                depot[c].count--;
+                add_batches(c, -1);
         }
         pthread_mutex_unlock(&depot[c].lock);
         if (!first)
@@ -276,20 +287,20 @@ static void *malloc_unmarked(size_t size)
         return b;
 }
 
-/* The class of c or the next that holds a block, from the depot when the thread has none;
- * CLASSES when neither does. glibc hands out a block up to a class larger than asked for when
+/* For an empty class c: c or the next that holds a block, taken from the depot when the thread
+ * holds none; CLASSES when neither does. glibc hands out a block up to a class larger than asked for when
  * the rest would be too small to split off, so blocks drift a class up: without taking the next
  * class, the depot filled with blocks of the larger classes while the smaller missed. */
 static size_t class_holding(size_t c)
 {
-        size_t last = c + 1 < XP_BLOCK_CACHE_CLASSES ? c + 1 : c;
+        size_t next = c + 1 < XP_BLOCK_CACHE_CLASSES ? c + 1 : c;
 
-        for (size_t k = c; k <= last; k++)
-                if (cache.head[k])
-                        return k;
-        for (size_t k = c; k <= last; k++)
-                if (take_batch(k))
-                        return k;
+        if (cache.head[next])
+                return next;
+        if (take_batch(c))
+                return c;
+        if (next != c && take_batch(next))
+                return next;
         return XP_BLOCK_CACHE_CLASSES;
 }
 
@@ -300,7 +311,8 @@ void *xp_block_cache_malloc(size_t size)
 
         if (c == XP_BLOCK_CACHE_CLASSES)
                 return malloc(size);
-        c = class_holding(c);
+        if (!cache.head[c])
+                c = class_holding(c);
         if (c == XP_BLOCK_CACHE_CLASSES)
                 return malloc_unmarked(size);
         b = cache.head[c];
@@ -379,7 +391,8 @@ size_t xp_block_cache_depot_held(void)
         pthread_once(&depot_once, init_depot);
         for (size_t c = 0; c < XP_BLOCK_CACHE_CLASSES; c++) {
                 pthread_mutex_lock(&depot[c].lock);
-                held += depot[c].count * XP_BLOCK_CACHE_BATCH;
+                held += atomic_load_explicit(&depot[c].count, memory_order_relaxed) *
+                        XP_BLOCK_CACHE_BATCH;
                 pthread_mutex_unlock(&depot[c].lock);
         }
         return held;
