@@ -288,9 +288,10 @@ static void *malloc_unmarked(size_t size)
 }
 
 /* For an empty class c: c or the next that holds a block, taken from the depot when the thread
- * holds none; CLASSES when neither does. glibc hands out a block up to a class larger than asked for when
- * the rest would be too small to split off, so blocks drift a class up: without taking the next
- * class, the depot filled with blocks of the larger classes while the smaller missed. */
+ * holds none; CLASSES when neither does. glibc hands out a block up to a class larger than
+ * asked for when the rest would be too small to split off, so blocks drift a class up: without
+ * taking the next class, the depot filled with blocks of the larger classes while the smaller
+ * missed. */
 static size_t class_holding(size_t c)
 {
         size_t next = c + 1 < XP_BLOCK_CACHE_CLASSES ? c + 1 : c;
