@@ -3,7 +3,8 @@
  * The per-thread cache of small blocks (xpool/blockcache.h): what it hands out holds the size
  * asked for, it keeps at most its depth, passes large blocks and NULL through, and what a thread
  * holds is freed when it exits (the ASan build's leak check would name the blocks otherwise),
- * all threads together hold at most the process's bound, and a second free of a held block aborts.
+ * all threads together hold at most the process's bound, what a full class gives up goes to the
+ * depot that all threads share and comes back from it, and a second free of a held block aborts.
  */
 #include <fcntl.h>
 #include <malloc.h>
@@ -25,8 +26,9 @@
 static int drain_after(void **state)
 {
         (void)state;
-        xp_block_cache_drain();
+        xp_block_cache_drain_all();
         assert_int_equal(xp_block_cache_held(), 0);
+        assert_int_equal(xp_block_cache_depot_held(), 0);
         assert_int_equal(xp_block_cache_held_bytes(), 0);
         /* no other thread lives between tests: nothing of the process's bound stays reserved */
         assert_int_equal(xp_block_cache_process_reserved(), 0);
@@ -78,22 +80,18 @@ static void depth_bounded(void **state)
         enum {
                 N = 3 * XP_BLOCK_CACHE_DEPTH
         };
-        size_t per_class[XP_BLOCK_CACHE_CLASSES] = {0}, expected = 0;
         void *blocks[N];
 
         (void)state;
-        /* malloc(32) may hand out a larger block (one it did not split): classes counted */
-        for (size_t i = 0; i < N; i++) {
+        for (size_t i = 0; i < N; i++)
                 assert_non_null(blocks[i] = calloc(1, 32));
-                per_class[(malloc_usable_size(blocks[i]) - XP_BLOCK_CACHE_SMALLEST) / 16]++;
-        }
-        for (size_t c = 0; c < XP_BLOCK_CACHE_CLASSES; c++)
-                expected +=
-                    per_class[c] < XP_BLOCK_CACHE_DEPTH ? per_class[c] : XP_BLOCK_CACHE_DEPTH;
         for (size_t i = 0; i < N; i++)
                 xp_block_cache_free(blocks[i]);
-        assert_int_equal(xp_block_cache_held(), expected);
-        assert_true(expected < N);
+        /* past its depth a class gives batches to the depot, and none goes to free() (30 KiB
+         * in all, below the thread's bytes) */
+        assert_true(xp_block_cache_held() <= 2 * XP_BLOCK_CACHE_DEPTH);
+        assert_true(xp_block_cache_depot_held() >= N - 2 * XP_BLOCK_CACHE_DEPTH);
+        assert_int_equal(xp_block_cache_held() + xp_block_cache_depot_held(), N);
 }
 
 /* At most its bytes in all, whatever the classes (two here, each below its depth). */
@@ -116,12 +114,16 @@ static void bytes_bounded(void **state)
                 xp_block_cache_free(blocks[i]);
         assert_true(xp_block_cache_held() < N);
         assert_true(xp_block_cache_held_bytes() <= XP_BLOCK_CACHE_BYTES);
-        assert_true(xp_block_cache_held_bytes() > XP_BLOCK_CACHE_BYTES - XP_BLOCK_CACHE_LARGEST);
-        /* the counted bytes fall to nothing as the blocks are handed out again */
+        /* past its bytes the thread gave batches to the depot rather than free() its blocks;
+         * only a block whose class held less than a batch to give went to free() */
+        assert_true(xp_block_cache_depot_held() > 0);
+        assert_true(xp_block_cache_held() + xp_block_cache_depot_held() >=
+                    N - 2 * XP_BLOCK_CACHE_BATCH);
+        /* the counted bytes fall as the blocks are handed out again, the depot's included */
         for (size_t i = 0; i < N; i++)
-                blocks[i] = xp_block_cache_malloc(fits[i]);
-        assert_int_equal(xp_block_cache_held(), 0);
-        assert_int_equal(xp_block_cache_held_bytes(), 0);
+                assert_non_null(blocks[i] = xp_block_cache_malloc(fits[i]));
+        assert_true(xp_block_cache_held() + xp_block_cache_depot_held() < N / 8);
+        assert_true(xp_block_cache_held_bytes() <= XP_BLOCK_CACHE_BYTES);
         for (size_t i = 0; i < N; i++)
                 free(blocks[i]);
 }
@@ -238,6 +240,8 @@ static void process_bounded(void **state)
                 assert_true(fillers[i].held_bytes <= XP_BLOCK_CACHE_BYTES);
                 held += fillers[i].held_bytes;
         }
+        /* what the threads gave the depot counts in the bound too */
+        held += xp_block_cache_depot_held() * FILL_SIZE;
         assert_true(held <= xp_block_cache_process_reserved());
         assert_true(xp_block_cache_process_reserved() <= XP_BLOCK_CACHE_PROCESS_BYTES);
         /* each thread leaves at most a share and a block of it unused */
@@ -246,7 +250,10 @@ static void process_bounded(void **state)
         pthread_barrier_wait(&checked);
         for (size_t i = 0; i < FILLERS; i++)
                 assert_int_equal(pthread_join(threads[i], NULL), 0);
-        assert_int_equal(xp_block_cache_process_reserved(), 0);
+        /* the exited threads gave back all but what the depot holds (drain_after frees it) */
+        assert_true(xp_block_cache_process_reserved() >= xp_block_cache_depot_held() * FILL_SIZE);
+        assert_true(xp_block_cache_process_reserved() <=
+                    xp_block_cache_depot_held() * (FILL_SIZE + 16));
         pthread_barrier_destroy(&filled);
         pthread_barrier_destroy(&checked);
 }
@@ -277,6 +284,58 @@ static void reservation_given_back(void **state)
         assert_true(xp_block_cache_process_reserved() <= 2 * XP_BLOCK_CACHE_SHARE);
         for (size_t i = 0; i < N; i++)
                 free(blocks[i]);
+}
+
+static void *free_past_depth(void *arg)
+{
+        void **blocks = arg;
+
+        for (size_t i = 0; blocks[i]; i++)
+                xp_block_cache_free(blocks[i]);
+        return NULL;
+}
+
+/* What a thread that frees more than it makes gives up, another thread gets back: the store's
+ * leader frees the trees that other requests' threads made. */
+static void depot_feeds_other_threads(void **state)
+{
+        enum {
+                N = 2 * XP_BLOCK_CACHE_DEPTH
+        };
+        void *blocks[N + 1] = {0}, *p;
+        size_t in_depot;
+        pthread_t t;
+
+        (void)state;
+        for (size_t i = 0; i < N; i++)
+                assert_non_null(blocks[i] = xp_block_cache_malloc(24));
+        assert_int_equal(pthread_create(&t, NULL, free_past_depth, blocks), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        in_depot = xp_block_cache_depot_held();
+        assert_true(in_depot >= N - XP_BLOCK_CACHE_DEPTH);
+        p = xp_block_cache_malloc(24);
+        assert_non_null(p);
+        assert_int_equal(xp_block_cache_depot_held(), in_depot - XP_BLOCK_CACHE_BATCH);
+        assert_int_equal(xp_block_cache_held(), XP_BLOCK_CACHE_BATCH - 1);
+        free(p);
+}
+
+/* A request whose class is empty gets a block of the next class: glibc hands out blocks a class
+ * larger than asked for, and they were filed there. */
+static void next_class_serves(void **state)
+{
+        void *a = calloc(1, 100), *b;
+        size_t fits;
+
+        (void)state;
+        assert_non_null(a);
+        fits =
+            XP_BLOCK_CACHE_SMALLEST + 16 * ((malloc_usable_size(a) - XP_BLOCK_CACHE_SMALLEST) / 16);
+        xp_block_cache_free(a);
+        b = xp_block_cache_malloc(fits - 16);
+        assert_ptr_equal(a, b);
+        free(b);
+        assert_int_equal(xp_block_cache_held(), 0);
 }
 
 /* A second free of a block it holds aborts, as glibc's free() does, rather than filing the
@@ -319,6 +378,8 @@ int main(void)
             cmocka_unit_test_teardown(freed_at_thread_exit, drain_after),
             cmocka_unit_test_teardown(process_bounded, drain_after),
             cmocka_unit_test_teardown(reservation_given_back, drain_after),
+            cmocka_unit_test_teardown(depot_feeds_other_threads, drain_after),
+            cmocka_unit_test_teardown(next_class_serves, drain_after),
             cmocka_unit_test_teardown(double_free_aborts, drain_after),
         };
 
