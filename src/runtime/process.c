@@ -1265,10 +1265,11 @@ static char *spec_text(struct xp_runtime *rt,
         json_decref(oci);
         if (!o)
                 return NULL;
-        /* the hierarchies the shim needs not look for; what attach.c serves: the container's
-         * stdin (spec.containers[].stdin, stdinOnce) */
+        /* the hierarchies the shim needs not look for (the others only where an OCI runtime
+         * makes groups: for a process container's each was an rmdir failing at three levels);
+         * what attach.c serves: the container's stdin (spec.containers[].stdin, stdinOnce) */
         if (json_object_set_new(o, "cgroup_v1", cgroup_v1_json(rt)) < 0 ||
-            json_object_set_new(o, "cgroup_v1_others", cgroup_v1_others_json(rt)) < 0 ||
+            (l->oci && json_object_set_new(o, "cgroup_v1_others", cgroup_v1_others_json(rt)) < 0) ||
             json_object_set_new(o, "cgroup_parent", json_string(rt->cgroup_parent)) < 0 ||
             json_object_set_new(o, "stdin", json_boolean(l->stdin)) < 0 ||
             json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0 ||
