@@ -721,6 +721,32 @@ int xp_cgroup_remove(struct xp_cgroup *cg, struct xp_error *err)
         return cg->backend->remove(cg, err);
 }
 
+/* The hierarchy every group of ours is made in: v2's tree, or the first v1 controller mounted
+ * apart that xp_cgroup_create() never leaves out (cpuset is made on demand, cpuacct may fail). */
+static const char *always_made_in(const struct xp_cgroup_root *root)
+{
+        if (root->mode == XP_CGROUP_V2)
+                return CGROUP_V2_DIR;
+        for (int c = 0; root->mode == XP_CGROUP_V1 && c < CGROUP_CONTROLLER_MAX; c++)
+                if (root->v1_mounts[c] && c != CGROUP_CPUSET && c != CGROUP_CPUACCT &&
+                    !cgroup_v1_shared(root, c))
+                        return root->v1_mounts[c];
+        return NULL;
+}
+
+bool xp_cgroup_exists(struct xp_cgroup_root *root, const char *path)
+{
+        const char *base = always_made_in(root);
+        char full[PATH_MAX];
+
+        if (!base) /* no hierarchy to ask: the removal decides */
+                return root->mode != XP_CGROUP_NONE;
+        if (check_path(path, NULL) < 0 || join(base, path, full, sizeof(full)) < 0)
+                return false;
+        /* in doubt (not ENOENT), it exists: the caller's removal then decides */
+        return faccessat(root->fd, full, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+}
+
 /* The directory of the group in one hierarchy, relative to the root. */
 static int procs_dir(struct xp_cgroup *cg, char *buf, size_t size, struct xp_error *err)
 {

@@ -1265,10 +1265,11 @@ static char *spec_text(struct xp_runtime *rt,
         json_decref(oci);
         if (!o)
                 return NULL;
-        /* the hierarchies the shim needs not look for; what attach.c serves: the container's
-         * stdin (spec.containers[].stdin, stdinOnce) */
+        /* the hierarchies the shim needs not look for (the others only where an OCI runtime
+         * makes groups: for a process container's each was an rmdir failing at three levels);
+         * what attach.c serves: the container's stdin (spec.containers[].stdin, stdinOnce) */
         if (json_object_set_new(o, "cgroup_v1", cgroup_v1_json(rt)) < 0 ||
-            json_object_set_new(o, "cgroup_v1_others", cgroup_v1_others_json(rt)) < 0 ||
+            (l->oci && json_object_set_new(o, "cgroup_v1_others", cgroup_v1_others_json(rt)) < 0) ||
             json_object_set_new(o, "cgroup_parent", json_string(rt->cgroup_parent)) < 0 ||
             json_object_set_new(o, "stdin", json_boolean(l->stdin)) < 0 ||
             json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0 ||
@@ -2019,14 +2020,17 @@ static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid)
         if (!rt->root || pod_group_needed(uid, rt))
                 return;
         /* this runtime's level, and the legacy one (a pod adopted from an agent before
-         * per-runtime parents) */
+         * per-runtime parents), each where it exists: the last container's shim removed the
+         * pod's level itself, and a lookup costs less than an rmdir failing in each hierarchy
+         * (xp_cgroup_reclaim() still takes what a partial removal left below our parent) */
         for (int i = 0; i < 2; i++) {
                 if (asprintf(
                         &path, "%s/%s", i == 0 ? rt->cgroup_parent : XP_CGROUP_PARENT_LEGACY, uid) <
-                        0 ||
-                    xp_cgroup_open(rt->root, path, &cg, NULL) < 0)
+                    0)
                         return;
-                (void)xp_cgroup_remove(cg, NULL);
+                if (xp_cgroup_exists(rt->root, path) &&
+                    xp_cgroup_open(rt->root, path, &cg, NULL) >= 0)
+                        (void)xp_cgroup_remove(cg, NULL);
                 xp_cgroup_free(TAKE_PTR(cg));
                 free(TAKE_PTR(path));
         }
@@ -2071,9 +2075,10 @@ int xp_runtime_remove(struct xp_runtime *rt,
         if (r == 0 && rt->root) {
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 
-                /* normally the shim removed it already; this covers a lost shim */
+                /* normally the shim removed it already (one lookup tells); this covers a lost
+                 * shim */
                 r = open_cgroup(rt, c.spec, uid, container, &cg, err);
-                if (r >= 0)
+                if (r >= 0 && xp_cgroup_exists(rt->root, xp_cgroup_path(cg)))
                         r = xp_cgroup_remove(cg, err);
                 if (r < 0)
                         r = xp_error_prefix(err, r, "remove %s/%s", uid, container);
@@ -2153,6 +2158,7 @@ int xp_runtime_release_pod_ipc(struct xp_runtime *rt, const char *uid, struct xp
 int xp_runtime_remove_pod(struct xp_runtime *rt, const char *uid, struct xp_error *err)
 {
         char dir[PATH_MAX];
+        bool had_dir = true;
         int r = 0;
 
         if (!component_ok(uid))
@@ -2160,8 +2166,12 @@ int xp_runtime_remove_pod(struct xp_runtime *rt, const char *uid, struct xp_erro
         snprintf(dir, sizeof(dir), "%s/%s", rt->state_dir, uid);
         pthread_mutex_lock(&rt->lock);
         /* its containers' state goes first (a container dir left: -EBUSY) */
-        if (rmdir(dir) < 0 && errno != ENOENT)
-                r = xp_errorf(err, -EBUSY, "remove pod %s: its containers are still here", uid);
+        if (rmdir(dir) < 0) {
+                had_dir = errno != ENOENT;
+                if (had_dir)
+                        r = xp_errorf(
+                            err, -EBUSY, "remove pod %s: its containers are still here", uid);
+        }
         for (size_t i = 0; r == 0 && i < rt->n_starting; i++)
                 if (strncmp(rt->starting[i], uid, strlen(uid)) == 0 &&
                     rt->starting[i][strlen(uid)] == '/')
@@ -2172,7 +2182,10 @@ int xp_runtime_remove_pod(struct xp_runtime *rt, const char *uid, struct xp_erro
                 r = oci_pod_remove(rt->state_dir, rt->ipc_dir, uid, err);
                 pthread_mutex_unlock(&rt->pods_lock);
         }
-        if (r == 0) /* the pod's own files kept xp_runtime_remove() from it */
+        /* the pod's own files kept xp_runtime_remove() from it; with no directory left, the
+         * removal of its last container took the group already (an rmdir failing in each
+         * hierarchy twice per pod otherwise) */
+        if (r == 0 && had_dir)
                 remove_pod_cgroup(rt, uid);
         pthread_mutex_unlock(&rt->lock);
         return r;

@@ -644,6 +644,34 @@ static void v1_pids_oom_remove(void **state)
         assert_int_equal(xp_cgroup_remove(cg, &err), 0);
 }
 
+/* One lookup tells whether a group was made (the runtime's removal of a pod's legacy level asks
+ * before an rmdir in each hierarchy): cpuset is no witness, it is made only for pinned groups */
+static void v1_exists(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+
+        v1_tree(f, "g/c");
+        root = open_root(f, XP_CGROUP_V1);
+        assert_true(xp_cgroup_exists(root, "g"));
+        assert_true(xp_cgroup_exists(root, "g/c"));
+        assert_false(xp_cgroup_exists(root, "h"));
+        assert_false(xp_cgroup_exists(root, "g/../g"));
+        put(f, V1_CG "/cpuset/p/cgroup.procs", "");
+        assert_false(xp_cgroup_exists(root, "p"));
+}
+
+static void v2_exists(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+
+        v2_tree(f, "cpu memory pids", "a");
+        root = open_root(f, XP_CGROUP_V2);
+        assert_true(xp_cgroup_exists(root, "a"));
+        assert_false(xp_cgroup_exists(root, "b"));
+}
+
 /* cpuacct mounted apart from cpu (Debian's hybrid layout): the group joins it too, so its CPU
  * time is the group's own and a process that exited keeps its share; accounting that cannot be
  * joined never stops a start */
@@ -969,6 +997,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(v1_missing_controller, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_unpinned_no_cpuset, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_pids_oom_remove, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_exists, setup, teardown),
+            cmocka_unit_test_setup_teardown(v2_exists, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_reclaim, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_cpuacct_apart, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_known_mounts, setup, teardown),

@@ -198,3 +198,10 @@ int xp_cgroup_kill(struct xp_cgroup *cg, int sig, struct xp_error *err);
  * -EBUSY). A directory already gone counts as removed. Ancestors are left in place.
  */
 int xp_cgroup_remove(struct xp_cgroup *cg, struct xp_error *err);
+
+/*
+ * Whether path has a group in the first hierarchy xp_cgroup_remove() visits (v2's tree, or the
+ * first v1 controller mounted apart): one lookup that spares a caller the rmdir in each hierarchy
+ * for a group that was never made there. false on a machine without cgroups.
+ */
+bool xp_cgroup_exists(struct xp_cgroup_root *root, const char *path);
