@@ -23,11 +23,13 @@
 #include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
 #include "internal.h"
+#include "relay_thread.h"
 #include "xpool/log.h"
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
@@ -48,10 +50,12 @@ static const char *const passed_headers[] = {
 struct tunnel {
         struct api *api;
         int agent;
-        int client_tcp; /* the client's own socket: with TLS, what run() gets is libmicrohttpd's
-                           socketpair, which does not see the client go away; -1 if unknown */
-        char *what;     /* "pods/exec NAMESPACE/NAME", for the debug log */
-        char *pending;  /* the agent's bytes that came with its 101 */
+        int client_tcp;  /* the client's own socket: with TLS, what run() gets is libmicrohttpd's
+                            socketpair, which does not see the client go away; -1 if unknown */
+        pid_t relay_tid; /* libmicrohttpd's thread of this connection, its TLS relay after the
+                            101 (thread per connection: it ran the request); 0 if unknown */
+        char *what;      /* "pods/exec NAMESPACE/NAME", for the debug log */
+        char *pending;   /* the agent's bytes that came with its 101 */
         size_t pending_len;
         char *values[N_PASSED];
         const char *headers[2 * N_PASSED + 1];
@@ -163,16 +167,25 @@ static int64_t bytes_sent(int tcp)
  * only a failed send or the daemon's stop discards it), but from CLOSE on it reads nothing more
  * from the client (process_urh()'s was_closed branch), and MHD_cleanup_connections() then
  * close()s the TCP socket: a byte of the client's unread there turns that close into a reset,
- * which drops what the kernel still held of ours. So the relay must be done before CLOSE: no
- * new byte sent on the client's socket for TLS_SETTLE_MS, and nothing queued anywhere still.
+ * which drops what the kernel still held of ours. So the relay must be done before CLOSE: nothing
+ * queued in the pair or on the client's socket, no byte sent on it meanwhile, and the relay's
+ * thread asleep in its poll(), which it is only with its buffer empty (or the socket full, which
+ * the queue would show). "No byte sent for TLS_SETTLE_MS" alone was a guess about the scheduler:
+ * at a load of 48 the thread waited longer than that between its recv() and its send, the
+ * tunnel ended, and the client lost the tail to the reset (60-stream-stress, 81-stream-tail).
+ * TLS_SETTLE_MS now only paces the checks. Where /proc cannot say, the relay is not taken for
+ * idle: the half-closed wait (HALF_CLOSED_MS without progress) ends the tunnel.
  */
-static bool tls_relay_idle(int fd, int tcp)
+static bool tls_relay_idle(const struct tunnel *t, int fd, int tcp)
 {
         int64_t before = bytes_sent(tcp);
 
         poll(NULL, 0, TLS_SETTLE_MS);
-        return before >= 0 && bytes_sent(tcp) == before && unread_by_peer(fd) == 0 &&
-               unread_by_peer(tcp) == 0;
+        /* in this order: with the pair and the socket's queue empty and nothing sent since,
+         * a relay asleep in poll() holds nothing */
+        return before >= 0 && unread_by_peer(fd) == 0 && unread_by_peer(tcp) == 0 &&
+               t->relay_tid > 0 && relay_thread_waits(t->relay_tid) == 1 &&
+               bytes_sent(tcp) == before && unread_by_peer(tcp) == 0;
 }
 
 /* How a tunnel ended, for the debug log (XPOOL_DEBUG=stream). */
@@ -224,7 +237,7 @@ static bool half_closed_over(struct tunnel *t,
         to_client = unread_by_peer(fd) + (t->client_tcp >= 0 ? unread_by_peer(t->client_tcp) : 0);
         unread = to_client + unread_by_peer(t->agent);
         if (half_done(down) && to_client == 0 &&
-            (t->client_tcp < 0 || t->client_tcp == fd || tls_relay_idle(fd, t->client_tcp))) {
+            (t->client_tcp < 0 || t->client_tcp == fd || tls_relay_idle(t, fd, t->client_tcp))) {
                 *end = END_AGENT_DONE;
                 return true;
         }
@@ -494,7 +507,10 @@ to_agent(const struct request *req, const char *node, const char *path, struct r
                 free(t);
                 return -ENOMEM;
         }
-        *t = (struct tunnel){.api = req->api, .agent = -1, .client_tcp = request_socket(req)};
+        *t = (struct tunnel){.api = req->api,
+                             .agent = -1,
+                             .client_tcp = request_socket(req),
+                             .relay_tid = (pid_t)syscall(SYS_gettid)};
         if (asprintf(&t->what, "pods/%s %s/%s", req->subresource, req->namespace, req->name) < 0)
                 t->what = NULL; /* the log then says "a tunnel" */
         r = t->agent = agent_connect(req->api, node, host, port, &err);
