@@ -176,7 +176,12 @@ void xp_controller_stop(struct xp_controller *c)
         /* a sleeping loop would otherwise see the stop only at its slice's end: the server's
          * dozen controllers stopped one after another added up to a second or more */
         xp_informer_wake(c->informer);
+        int64_t asked_ms = xp_monotonic_ms();
         pthread_join(c->thread, NULL);
+        xp_debug("stop",
+                 "stop: %s: its loop ended %lld ms after the stop",
+                 c->ops->name,
+                 (long long)(xp_monotonic_ms() - asked_ms));
         controller_free(c);
 }
 

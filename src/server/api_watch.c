@@ -608,45 +608,59 @@ static int watch_deadline(const struct request *req, int64_t *ret_deadline, stru
         return 1;
 }
 
+struct seed {
+        struct watch *w;
+        bool send;
+        int failed; /* the watch's own failure, not the store's */
+};
+
+/* One object of the current state: its key kept when the watch is filtered, its ADDED event
+ * when sent. A server stopping ends the read at the next object: the read of 100,000 pods (or of
+ * thousands, beside the controllers' first reads under a sanitizer) held the stop for seconds. */
+static int seed_one(const char *ns, const char *name, const char *text, size_t len, void *userdata)
+{
+        struct seed *seed = userdata;
+        struct watch *w = seed->w;
+        char key[2 * XP_STORE_KEY_MAX + 2];
+        json_t *item;
+        int r = 0;
+
+        (void)ns;
+        (void)name;
+        if (atomic_load(&w->api->stopping))
+                return seed->failed = -ECANCELED;
+        item = json_loadb(text, len, 0, NULL);
+        if (!item)
+                return seed->failed = -EBADMSG;
+        if (w->filtered && !selectors_match(w->labels, w->fields, item)) {
+                json_decref(item);
+                return 0;
+        }
+        if (w->filtered) {
+                object_key(item, key, sizeof key);
+                r = keyset_add(&w->matching, key);
+        }
+        if (r >= 0 && seed->send)
+                r = emit(w, "ADDED", item);
+        json_decref(item);
+        return r < 0 ? (seed->failed = r) : 0;
+}
+
 /* The current state: ADDED events (from ?resourceVersion unset or 0, or ?sendInitialEvents=true)
  * when send, and the matching keys. */
 static int watch_seed(struct watch *w, bool send, struct reply *ret)
 {
         struct xp_error err = {0};
-        json_t *items, *item;
+        struct seed seed = {.w = w, .send = send};
         uint64_t version;
-        size_t i;
         int r;
 
-        r = xp_store_list(w->api->store, w->kind->plural, w->namespace, &items, &version, &err);
+        r = xp_store_list_text(
+            w->api->store, w->kind->plural, w->namespace, seed_one, &seed, &version, &err);
+        if (r < 0 && seed.failed < 0)
+                return r;
         if (r < 0)
                 return reply_store_error(ret, r, w->kind, NULL, &err);
-        json_array_foreach(items, i, item)
-        {
-                char key[2 * XP_STORE_KEY_MAX + 2];
-
-                /* a server stopping does not wait for the seed of 100,000 pods to be encoded */
-                if (atomic_load(&w->api->stopping)) {
-                        r = -ECANCELED;
-                        break;
-                }
-                if (w->filtered && !selectors_match(w->labels, w->fields, item))
-                        continue;
-                if (w->filtered) {
-                        object_key(item, key, sizeof key);
-                        r = keyset_add(&w->matching, key);
-                        if (r < 0)
-                                break;
-                }
-                if (send) {
-                        r = emit(w, "ADDED", item);
-                        if (r < 0)
-                                break;
-                }
-        }
-        json_decref(items);
-        if (r < 0)
-                return r;
         /* a watch from now goes on from the state it read, sent or not */
         if (send || !w->resumed_at)
                 w->since = version;

@@ -44,6 +44,7 @@
 #include "xpool/serviceaccounts.h"
 #include "xpool/store.h"
 #include "xpool/storekeys.h"
+#include "xpool/timeutil.h"
 #include "xpool/workloads.h"
 
 #define ADDRESS_MAX (INET6_ADDRSTRLEN + 16)
@@ -474,6 +475,18 @@ const char *xp_server_kubeconfig(const struct xp_server *server)
         return server->kubeconfig;
 }
 
+/* Runs one step of the stop; XPOOL_DEBUG=stop logs how long it took (which step a slow stop
+ * waits in). */
+#define stop_step(call)                                                                            \
+        do {                                                                                       \
+                int64_t step_start_ = xp_monotonic_ms();                                           \
+                call;                                                                              \
+                xp_debug("stop",                                                                   \
+                         "stop: %s took %lld ms",                                                  \
+                         #call,                                                                    \
+                         (long long)(xp_monotonic_ms() - step_start_));                            \
+        } while (0)
+
 void xp_server_free(struct xp_server *server)
 {
         if (!server)
@@ -489,31 +502,34 @@ void xp_server_free(struct xp_server *server)
          * nodes did. Quiesced, not stopped there: its stop waits for its informer to read what
          * the store has new, which the scheduler's writes of a busy start keep growing. */
         atomic_store(&server->api.stopping, true);
-        xp_nodelife_quiesce(server->nodelife);
-        http_stop(server->http);
-        srv_metrics_forget_sources(server->api.metrics);
-        xp_autoscaler_free(server->autoscaler); /* it reads the usage: first */
-        srv_hpa_source_free(server->hpa_source);
-        srv_usage_free(server->api.usage);
+        stop_step(xp_nodelife_quiesce(server->nodelife));
+        stop_step(http_stop(server->http));
+        stop_step(srv_metrics_forget_sources(server->api.metrics));
+        stop_step(xp_autoscaler_free(server->autoscaler)); /* it reads the usage: first */
+        stop_step(srv_hpa_source_free(server->hpa_source));
+        stop_step(srv_usage_free(server->api.usage));
         server->api.usage = NULL;
-        xp_scheduler_free(server->scheduler); /* they write to the store: before it closes */
-        xp_nodelife_free(server->nodelife);
-        xp_quotastatus_free(server->quotastatus);
-        xp_podgc_free(server->podgc);
-        xp_disruption_free(server->disruption);
-        xp_endpoints_free(server->endpoints);
-        xp_workloads_free(server->workloads);
-        xp_poolstats_free(server->poolstats);
-        xp_serviceaccounts_free(server->serviceaccounts);
-        xp_history_feed_free(server->history_feed);
-        srv_metrics_free(server->api.metrics);
-        xp_history_free(server->api.history); /* HTTP handlers and the feed use it: after them */
-        xp_registry_free(server->api.registry);
-        service_ips_free(server->api.service_ips);
-        node_ports_free(server->api.node_ports);
-        watch_batches_free(server->api.watch_batches); /* after HTTP: the watches hold them */
-        xp_node_graph_free(server->api.node_graph);
-        xp_store_close(server->api.store);
+        /* they write to the store: before it closes */
+        stop_step(xp_scheduler_free(server->scheduler));
+        stop_step(xp_nodelife_free(server->nodelife));
+        stop_step(xp_quotastatus_free(server->quotastatus));
+        stop_step(xp_podgc_free(server->podgc));
+        stop_step(xp_disruption_free(server->disruption));
+        stop_step(xp_endpoints_free(server->endpoints));
+        stop_step(xp_workloads_free(server->workloads));
+        stop_step(xp_poolstats_free(server->poolstats));
+        stop_step(xp_serviceaccounts_free(server->serviceaccounts));
+        stop_step(xp_history_feed_free(server->history_feed));
+        stop_step(srv_metrics_free(server->api.metrics));
+        /* HTTP handlers and the feed use it: after them */
+        stop_step(xp_history_free(server->api.history));
+        stop_step(xp_registry_free(server->api.registry));
+        stop_step(service_ips_free(server->api.service_ips));
+        stop_step(node_ports_free(server->api.node_ports));
+        /* after HTTP: the watches hold them */
+        stop_step(watch_batches_free(server->api.watch_batches));
+        stop_step(xp_node_graph_free(server->api.node_graph));
+        stop_step(xp_store_close(server->api.store));
         auth_free(server->auth);
         satoken_key_free(server->api.satoken);
         free(server->kubeconfig);

@@ -86,6 +86,7 @@ stop_busy() { # round, creates answered before the stop (0: no burst): SIGTERM, 
   server_pid=
   [[ $rc -eq 0 ]] || { echo "FAIL $round: the server exited with status $rc after SIGTERM"; failures=$((failures + 1)); }
   expect_in "$round: the server says why it stops" "$tmp/$round.log" "Terminated, stopping"
+  grep -h ' stop: ' "$tmp/$round.log" || true # each step's time, with XPOOL_DEBUG=stop
   # the server gone, every client sees its connection end: bounded waits
   deadline=$((SECONDS + 60))
   if [[ -n "$burst_pid" ]]; then
