@@ -8,12 +8,14 @@
  *     and one denied (no pod names the object: the whole namespace);
  *   - the graph (xpool/nodegraph.h): its first question (it lists the pods once), then questions
  *     with no pod written between them, then questions each after one pod write (a catch-up of
- *     one event).
+ *     one event); and the heap the graph holds per bound pod once it has listed them (mallinfo2:
+ *     its pods and edges, which the server keeps as long as it runs).
  * Prints figures; asserts nothing.
  *
  *   build/bench/bench_nodeauthz [PODS [DIR]]     defaults: 10000 $TMPDIR or /tmp
  */
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -177,6 +179,8 @@ static void bench_graph(const char *last_node)
         size_t held_pods = 0, edges = 0;
         uint64_t cpu0;
 
+        size_t heap0 = mallinfo2().uordblks;
+
         if (xp_node_graph_new(store, &graph) < 0)
                 return;
         cpu0 = bench_cpu_ns();
@@ -186,7 +190,10 @@ static void bench_graph(const char *last_node)
                cpu_us_per(cpu0, 1),
                yes);
         (void)xp_node_graph_size(graph, &held_pods, &edges, &err);
-        printf("graph holds %zu pods, %zu edges\n", held_pods, edges);
+        printf("graph holds %zu pods, %zu edges: %.0f bytes of heap per pod\n",
+               held_pods,
+               edges,
+               (double)(mallinfo2().uordblks - heap0) / (double)(held_pods ? held_pods : 1));
         reads("graph, allowed:", decide_graph, "kube-root-ca.crt", last_node, 200000);
         reads("graph, denied:", decide_graph, "unrelated", last_node, 200000);
         /* each read after one pod write: the catch-up of one event (the write is not timed) */

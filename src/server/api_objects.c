@@ -100,10 +100,9 @@ static int dry_run(const struct request *req, bool *ret_dry, struct reply *ret)
 /*
  * Parses a request body (JSON, or Kubernetes protobuf read into JSON) into a JSON object of the
  * route's kind: 415 for other media types and protobuf we cannot read, 400 BadRequest for what is
- * not JSON or names another kind. 1 with *ret_json set, or 0 with ret filled.
+ * not JSON or names another kind. 1 with *ret_json set (and *ret_depth, when not NULL, how deep it
+ * nests: UINT_MAX when not counted), or 0 with ret filled.
  */
-/* The body as a JSON object; *ret_depth (when not NULL) gets how deep it nests, UINT_MAX when
- * not counted. */
 static int parse_body(const struct request *req,
                       const struct xp_kind *kind,
                       json_t **ret_json,

@@ -19,7 +19,7 @@
 
 #define WRITES   5
 #define LONG_MS  60000 /* longer than any test: a rest that only a stop ends */
-#define BOUND_MS 60000 /* the most a wait for a round may take */
+#define BOUND_MS 30000 /* the most a wait for a round may take: inside a LONG_MS rest */
 
 /* One controller over the store: its rounds, and the pods its informer delivered. */
 struct counted {

@@ -298,6 +298,15 @@ static void pod_facts(void **state)
         json_decref(o);
         assert_null(facts(f, "ns", "q"));
         assert_null(facts(f, "other", "p"));
+        update(f, "ns", "p", "n3", "\"serviceAccountName\":\"builder\"");
+        o = facts(f, "ns", "p");
+        assert_non_null(o);
+        assert_string_equal(xp_json_str_at(o, "spec.nodeName", ""), "n3");
+        assert_string_equal(xp_json_str_at(o, "spec.serviceAccountName", ""), "builder");
+        assert_string_equal(xp_json_str_at(o, "metadata.name", ""), "p");
+        json_decref(o);
+        update(f, "ns", "p", NULL, "");
+        assert_null(facts(f, "ns", "p"));
 }
 
 int main(void)

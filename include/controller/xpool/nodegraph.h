@@ -48,7 +48,8 @@ int xp_node_graph_references(struct xp_node_graph *graph,
  * TokenRequest bound to it reads (metadata.namespace, name, uid; spec.nodeName,
  * serviceAccountName), in *ret (a copy of its own), so that a node's TokenRequest for each
  * of its pods costs a lookup instead of a read and parse of the whole pod. 1 with *ret; 0 when the
- * graph holds no such bound pod (not bound, or none: read the store); or the store's error.
+ * graph holds no such bound pod (not bound, or none: read the store); -ENOMEM; or the store's
+ * error.
  */
 int xp_node_graph_pod(struct xp_node_graph *graph,
                       const char *ns,
