@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +78,38 @@ static void queued_removals_are_done_by_free(void **state)
         assert_int_equal(system(cmd), 0);
 }
 
+static bool known_if_kept(const char *uid, void *userdata)
+{
+        (void)userdata;
+        return strncmp(uid, "kept", 4) == 0;
+}
+
+/* What an agent killed with removals queued left: the next one's sweep removes the volumes of
+ * the uids no pod claims, and those of the pods it has stay. */
+static void sweep_removes_unknown_volumes_only(void **state)
+{
+        char data[] = "/tmp/test-podclean-XXXXXX";
+        char path[512];
+        char cmd[128];
+
+        (void)state;
+        assert_non_null(mkdtemp(data));
+        assert_int_equal(xp_agent_podclean_sweep(data, known_if_kept, NULL), 0);
+        make_volume(data, "lost-1");
+        make_volume(data, "lost-2");
+        make_volume(data, "kept-1");
+        snprintf(path, sizeof(path), "%s/volumes/.hidden", data);
+        assert_int_equal(mkdir(path, 0755), 0);
+        assert_int_equal(xp_agent_podclean_sweep(data, known_if_kept, NULL), 2);
+        assert_false(volume_exists(data, "lost-1"));
+        assert_false(volume_exists(data, "lost-2"));
+        assert_true(volume_exists(data, "kept-1"));
+        assert_true(volume_exists(data, ".hidden"));
+        assert_int_equal(xp_agent_podclean_sweep(data, known_if_kept, NULL), 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", data);
+        assert_int_equal(system(cmd), 0);
+}
+
 static void free_of_null_is_fine(void **state)
 {
         (void)state;
@@ -87,6 +120,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(queued_removals_are_done_by_free),
+            cmocka_unit_test(sweep_removes_unknown_volumes_only),
             cmocka_unit_test(free_of_null_is_fine),
         };
 
