@@ -3,7 +3,9 @@
  * The pods' teardown off the reconcile loop (podclean.h): a pool of one thread whose jobs free
  * themselves when done.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,4 +142,42 @@ void xp_agent_podclean_submit(struct xp_agent_podclean *c,
                 return;
         }
         xp_workers_submit(c->pool, &job->work);
+}
+
+int xp_agent_podclean_sweep(const char *data_dir,
+                            bool (*known)(const char *uid, void *userdata),
+                            void *userdata)
+{
+        char path[4096];
+        struct dirent *e;
+        DIR *d;
+        int removed = 0;
+
+        snprintf(path, sizeof(path), "%s/volumes", data_dir);
+        d = opendir(path);
+        if (!d)
+                return 0;
+        while ((e = readdir(d))) {
+                int r;
+
+                /* "." "..", and anything hidden, is no pod's: pods' entries are named by uid */
+                if (e->d_name[0] == '.' || known(e->d_name, userdata))
+                        continue;
+                r = xp_podconfig_volumes_remove(data_dir, e->d_name);
+                if (r < 0) {
+                        xp_log(LOG_WARNING,
+                               "agent: removing %s/%s, the volumes of no pod of this node: %s",
+                               path,
+                               e->d_name,
+                               strerror(-r));
+                } else {
+                        xp_log(LOG_INFO,
+                               "agent: removed %s/%s, the volumes of no pod of this node",
+                               path,
+                               e->d_name);
+                        removed++;
+                }
+        }
+        closedir(d);
+        return removed;
 }

@@ -28,10 +28,20 @@ void xp_agent_podclean_free(struct xp_agent_podclean *c);
 /*
  * Queues the removal of the pod's volumes, and with whole its logs and what the runtime keeps of
  * it (xp_runtime_remove_logs(), xp_runtime_remove_pod()). Out of memory it is done at once, on
- * the caller's thread. Failures are logged: the next agent's cleanup finds what is left.
+ * the caller's thread. Failures are logged. A removal still queued when the agent dies (SIGKILL,
+ * a crash) is lost with the queue: the next agent's xp_agent_podclean_sweep() finds the volumes;
+ * the pod's logs and the runtime's `.pods/<uid>` stay (no sweep of those yet).
  */
 void xp_agent_podclean_submit(struct xp_agent_podclean *c,
                               const char *pod_namespace,
                               const char *pod_name,
                               const char *pod_uid,
                               bool whole);
+/*
+ * Removes the volumes (their tmpfs unmounted) of every DATA/volumes/<uid> that known() does not
+ * claim: what a teardown queued by an earlier agent, and lost with it, left. Run once the pods
+ * and containers are all known (after re-adoption). Returns how many were removed.
+ */
+int xp_agent_podclean_sweep(const char *data_dir,
+                            bool (*known)(const char *uid, void *userdata),
+                            void *userdata);

@@ -1338,6 +1338,7 @@ void *xp_agent_reconcile_thread(void *userdata)
                         l.adopted = true;
                         xp_agent_network_release_unknown(agent->network, known_pod, &l);
                         xp_agent_collect_namespaces(agent, known_pod, &l);
+                        (void)xp_agent_podclean_sweep(agent->data_dir, known_pod, &l);
                 }
                 reclaim_groups(&l, now);
                 if (l.need_list)

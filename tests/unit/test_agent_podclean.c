@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +78,92 @@ static void queued_removals_are_done_by_free(void **state)
         assert_int_equal(system(cmd), 0);
 }
 
+static void make_path(const char *data, const char *rel)
+{
+        char cmd[1024];
+
+        snprintf(cmd, sizeof(cmd), "mkdir -p %s/%s && echo x >%s/%s/f", data, rel, data, rel);
+        assert_int_equal(system(cmd), 0);
+}
+
+static bool path_exists(const char *data, const char *rel)
+{
+        char path[512];
+
+        snprintf(path, sizeof(path), "%s/%s", data, rel);
+        return access(path, F_OK) == 0;
+}
+
+/* A pod over, then gone: its volumes-only removal, then its whole one (logs and the runtime's
+ * .pods/<uid>), queued in that order, are both done by free; another pod's logs stay. */
+static void whole_removal_takes_logs_and_leftovers(void **state)
+{
+        char data[] = "/tmp/test-podclean-XXXXXX";
+        char containers[256], logs[256], ipc[256], cmd[128];
+        struct xp_agent_podclean *c = NULL;
+        struct xp_runtime *rt = NULL;
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_non_null(mkdtemp(data));
+        snprintf(containers, sizeof(containers), "%s/containers", data);
+        snprintf(logs, sizeof(logs), "%s/logs", data);
+        snprintf(ipc, sizeof(ipc), "%s/ipc", data);
+        assert_int_equal(xp_runtime_open(&(struct xp_runtime_options){.state_dir = containers,
+                                                                      .log_dir = logs,
+                                                                      .ipc_dir = ipc},
+                                         &rt,
+                                         &err),
+                         0);
+        make_volume(data, "uid-a");
+        make_path(data, "logs/default_a_uid-a/c");
+        make_path(data, "logs/default_b_uid-b/c");
+        make_path(data, "containers/.pods/uid-a");
+        assert_int_equal(xp_agent_podclean_new(rt, data, &c, &err), 0);
+        xp_agent_podclean_submit(c, "default", "a", "uid-a", false);
+        xp_agent_podclean_submit(c, "default", "a", "uid-a", true);
+        xp_agent_podclean_free(c);
+        assert_false(volume_exists(data, "uid-a"));
+        assert_false(path_exists(data, "logs/default_a_uid-a"));
+        assert_false(path_exists(data, "containers/.pods/uid-a"));
+        assert_true(path_exists(data, "logs/default_b_uid-b/c/f"));
+        xp_runtime_free(rt);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", data);
+        assert_int_equal(system(cmd), 0);
+}
+
+static bool known_if_kept(const char *uid, void *userdata)
+{
+        (void)userdata;
+        return strncmp(uid, "kept", 4) == 0;
+}
+
+/* What an agent killed with removals queued left: the next one's sweep removes the volumes of
+ * the uids no pod claims, and those of the pods it has stay. */
+static void sweep_removes_unknown_volumes_only(void **state)
+{
+        char data[] = "/tmp/test-podclean-XXXXXX";
+        char path[512];
+        char cmd[128];
+
+        (void)state;
+        assert_non_null(mkdtemp(data));
+        assert_int_equal(xp_agent_podclean_sweep(data, known_if_kept, NULL), 0);
+        make_volume(data, "lost-1");
+        make_volume(data, "lost-2");
+        make_volume(data, "kept-1");
+        snprintf(path, sizeof(path), "%s/volumes/.hidden", data);
+        assert_int_equal(mkdir(path, 0755), 0);
+        assert_int_equal(xp_agent_podclean_sweep(data, known_if_kept, NULL), 2);
+        assert_false(volume_exists(data, "lost-1"));
+        assert_false(volume_exists(data, "lost-2"));
+        assert_true(volume_exists(data, "kept-1"));
+        assert_true(volume_exists(data, ".hidden"));
+        assert_int_equal(xp_agent_podclean_sweep(data, known_if_kept, NULL), 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", data);
+        assert_int_equal(system(cmd), 0);
+}
+
 static void free_of_null_is_fine(void **state)
 {
         (void)state;
@@ -87,6 +174,8 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(queued_removals_are_done_by_free),
+            cmocka_unit_test(whole_removal_takes_logs_and_leftovers),
+            cmocka_unit_test(sweep_removes_unknown_volumes_only),
             cmocka_unit_test(free_of_null_is_fine),
         };
 
