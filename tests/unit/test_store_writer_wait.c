@@ -137,11 +137,13 @@ static void one_round(struct relay *r)
 
 static void frames_go_at_once(void **state)
 {
-        struct relay r = {0};
+        struct relay r;
         pthread_t settler;
         void *failed = NULL;
 
         (void)state;
+        atomic_init(&r.posted, NULL);
+        atomic_init(&r.posted_done, NULL);
         assert_int_equal(pthread_create(&settler, NULL, settler_main, &r), 0);
         for (int i = 0; i < ROUNDS; i++)
                 one_round(&r);
