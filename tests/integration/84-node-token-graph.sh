@@ -7,7 +7,7 @@
 #   right uid 201 (claims: the pod's name and uid, the account's name and uid), wrong uid 409,
 #   another account 400, deleted pod 404, the pod made again with another account (400 for the
 #   old account, 201 for the new), the old uid after that 409, the pod made again on another
-#   node 403, an unbound pod 403, then bound to this node 201.
+#   node 403, then again on this node 201, an unbound pod 403, then bound to this node 201.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
@@ -132,6 +132,18 @@ bind_pod p1 n2
 token "rebound to n2: by name" 403 db p1
 message "rebound to n2" 'may only request tokens bound to pods on node \"n1\"'
 token "rebound to n2: with its uid" 403 db p1 "$p1_n2"
+# the admin's TokenRequest reads the same pods: the one on n2 is there for it
+call "the admin's token for the pod on n2" 201 "$admin" POST /api/v1/namespaces/default/serviceaccounts/db/token \
+  '{"spec":{"boundObjectRef":{"kind":"Pod","apiVersion":"v1","name":"p1","uid":"'"$p1_n2"'"}}}'
+claims "the admin's token" p1 "$p1_n2" db "$db_uid"
+# and made again on n1: the graph has it back on n1 right after the bind (a graph that kept the
+# pod on n2 says 403; one that kept an older entry says 400 or 409)
+delete_pod p1
+make_pod p1 db
+p1_back=$(cat "$tmp/uid")
+bind_pod p1 n1
+token "back on n1, right after the bind" 201 db p1 "$p1_back"
+claims "back on n1" p1 "$p1_back" db "$db_uid"
 
 # ---- an unbound pod, then bound to n1 -------------------------------------------------------------
 make_pod p2 web
@@ -145,9 +157,5 @@ bind_pod p2 n1
 token "then bound to n1, right after the bind" 201 web p2 "$p2_uid"
 claims "then bound to n1" p2 "$p2_uid" web "$web_uid"
 
-# the admin's TokenRequest reads the same pods: the one on n2 is there for it
-call "the admin's token for the pod on n2" 201 "$admin" POST /api/v1/namespaces/default/serviceaccounts/db/token \
-  '{"spec":{"boundObjectRef":{"kind":"Pod","apiVersion":"v1","name":"p1","uid":"'"$p1_n2"'"}}}'
-claims "the admin's token" p1 "$p1_n2" db "$db_uid"
 
 finish "node token graph"
