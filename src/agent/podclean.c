@@ -11,6 +11,7 @@
 
 #include "podclean.h"
 #include "podconfig.h"
+#include "xpool/datadir.h"
 #include "xpool/log.h"
 #include "xpool/workers.h"
 
@@ -144,40 +145,123 @@ void xp_agent_podclean_submit(struct xp_agent_podclean *c,
         xp_workers_submit(c->pool, &job->work);
 }
 
-int xp_agent_podclean_sweep(const char *data_dir,
-                            bool (*known)(const char *uid, void *userdata),
-                            void *userdata)
+/* One kind of leftover the sweep looks for: the directory that holds them, and the removal of
+ * one entry of it (1 removed, 0 not a leftover, -errno). */
+struct sweep_kind {
+        const char *what;
+        int (*remove)(const struct sweep_kind *k, const char *entry);
+        struct xp_runtime *runtime;
+        const char *data_dir;
+        bool (*known)(const char *uid, void *userdata);
+        void *userdata;
+};
+
+static int sweep_volumes_entry(const struct sweep_kind *k, const char *uid)
 {
-        char path[4096];
+        int r;
+
+        if (k->known(uid, k->userdata))
+                return 0;
+        r = xp_podconfig_volumes_remove(k->data_dir, uid);
+        return r < 0 ? r : 1;
+}
+
+/* DATA/logs/<ns>_<name>_<uid>: namespaces and names are DNS labels, so the first and the last
+ * '_' split it; anything else is no pod's directory and stays. */
+static int sweep_logs_entry(const struct sweep_kind *k, const char *entry)
+{
+        char leaf[256];
+        char *name, *uid;
+        struct xp_error err = {0};
+        int r;
+
+        if (snprintf(leaf, sizeof(leaf), "%s", entry) >= (int)sizeof(leaf))
+                return 0;
+        name = strchr(leaf, '_');
+        uid = strrchr(leaf, '_');
+        if (!name || name == uid || name == leaf || !uid[1] || uid == name + 1)
+                return 0;
+        *name++ = '\0';
+        *uid++ = '\0';
+        if (k->known(uid, k->userdata))
+                return 0;
+        r = xp_runtime_remove_logs(k->runtime, leaf, name, uid, &err);
+        xp_error_clear(&err);
+        return r < 0 ? r : 1;
+}
+
+/* The runtime's .pods/<uid> (with it the pod's IPC pin): -EBUSY, a container of it still has
+ * state, is a pod the runtime still has, and it stays. */
+static int sweep_pods_entry(const struct sweep_kind *k, const char *uid)
+{
+        struct xp_error err = {0};
+        int r;
+
+        if (k->known(uid, k->userdata))
+                return 0;
+        r = xp_runtime_remove_pod(k->runtime, uid, &err);
+        xp_error_clear(&err);
+        if (r == -EBUSY)
+                return 0;
+        return r < 0 ? r : 1;
+}
+
+static int sweep_dir(const char *dir, const struct sweep_kind *k)
+{
         struct dirent *e;
-        DIR *d;
+        DIR *d = opendir(dir);
         int removed = 0;
 
-        snprintf(path, sizeof(path), "%s/volumes", data_dir);
-        d = opendir(path);
         if (!d)
                 return 0;
         while ((e = readdir(d))) {
                 int r;
 
                 /* "." "..", and anything hidden, is no pod's: pods' entries are named by uid */
-                if (e->d_name[0] == '.' || known(e->d_name, userdata))
+                if (e->d_name[0] == '.')
                         continue;
-                r = xp_podconfig_volumes_remove(data_dir, e->d_name);
-                if (r < 0) {
+                r = k->remove(k, e->d_name);
+                if (r < 0)
                         xp_log(LOG_WARNING,
-                               "agent: removing %s/%s, the volumes of no pod of this node: %s",
-                               path,
+                               "agent: removing %s/%s, the %s of no pod of this node: %s",
+                               dir,
                                e->d_name,
+                               k->what,
                                strerror(-r));
-                } else {
+                else if (r > 0)
                         xp_log(LOG_INFO,
-                               "agent: removed %s/%s, the volumes of no pod of this node",
-                               path,
-                               e->d_name);
-                        removed++;
-                }
+                               "agent: removed %s/%s, the %s of no pod of this node",
+                               dir,
+                               e->d_name,
+                               k->what);
+                removed += r > 0;
         }
         closedir(d);
+        return removed;
+}
+
+int xp_agent_podclean_sweep(struct xp_runtime *runtime,
+                            const char *data_dir,
+                            const char *state_dir,
+                            bool (*known)(const char *uid, void *userdata),
+                            void *userdata)
+{
+        struct sweep_kind k = {
+            .runtime = runtime, .data_dir = data_dir, .known = known, .userdata = userdata};
+        char path[4096];
+        int removed = 0;
+
+        k.what = "volumes";
+        k.remove = sweep_volumes_entry;
+        snprintf(path, sizeof(path), "%s/volumes", data_dir);
+        removed += sweep_dir(path, &k);
+        k.what = "logs";
+        k.remove = sweep_logs_entry;
+        snprintf(path, sizeof(path), "%s/" XP_DATADIR_LOGS, data_dir);
+        removed += sweep_dir(path, &k);
+        k.what = "runtime's files";
+        k.remove = sweep_pods_entry;
+        snprintf(path, sizeof(path), "%s/.pods", state_dir);
+        removed += sweep_dir(path, &k);
         return removed;
 }

@@ -29,8 +29,7 @@ void xp_agent_podclean_free(struct xp_agent_podclean *c);
  * Queues the removal of the pod's volumes, and with whole its logs and what the runtime keeps of
  * it (xp_runtime_remove_logs(), xp_runtime_remove_pod()). Out of memory it is done at once, on
  * the caller's thread. Failures are logged. A removal still queued when the agent dies (SIGKILL,
- * a crash) is lost with the queue: the next agent's xp_agent_podclean_sweep() finds the volumes;
- * the pod's logs and the runtime's `.pods/<uid>` stay (no sweep of those yet).
+ * a crash) is lost with the queue: the next agent's xp_agent_podclean_sweep() finds what it left.
  */
 void xp_agent_podclean_submit(struct xp_agent_podclean *c,
                               const char *pod_namespace,
@@ -38,10 +37,15 @@ void xp_agent_podclean_submit(struct xp_agent_podclean *c,
                               const char *pod_uid,
                               bool whole);
 /*
- * Removes the volumes (their tmpfs unmounted) of every DATA/volumes/<uid> that known() does not
- * claim: what a teardown queued by an earlier agent, and lost with it, left. Run once the pods
- * and containers are all known (after re-adoption). Returns how many were removed.
+ * What a teardown queued by an earlier agent, and lost with it, left, for every uid known() does
+ * not claim: DATA/volumes/<uid> (their tmpfs unmounted), DATA/logs/<ns>_<name>_<uid> (what the
+ * containers printed) and, by xp_runtime_remove_pod(), STATE_DIR/.pods/<uid> with the pod's IPC
+ * pin (a .pods/<uid> whose pod still has a container's state stays: -EBUSY). Run once the pods
+ * and containers are all known (after re-adoption), before the namespace pins' sweep: .pods/<uid>
+ * gone, that pod's pins go in the same start. Failures are logged. Returns how many were removed.
  */
-int xp_agent_podclean_sweep(const char *data_dir,
+int xp_agent_podclean_sweep(struct xp_runtime *runtime,
+                            const char *data_dir,
+                            const char *state_dir,
                             bool (*known)(const char *uid, void *userdata),
                             void *userdata);

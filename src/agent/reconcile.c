@@ -1337,8 +1337,10 @@ void *xp_agent_reconcile_thread(void *userdata)
                         /* every pod and container is known now: the rest are leftovers */
                         l.adopted = true;
                         xp_agent_network_release_unknown(agent->network, known_pod, &l);
+                        /* before the pins' sweep: a lost pod's .pods/<uid> kept its pins */
+                        (void)xp_agent_podclean_sweep(
+                            agent->runtime, agent->data_dir, agent->state_dir, known_pod, &l);
                         xp_agent_collect_namespaces(agent, known_pod, &l);
-                        (void)xp_agent_podclean_sweep(agent->data_dir, known_pod, &l);
                 }
                 reclaim_groups(&l, now);
                 if (l.need_list)

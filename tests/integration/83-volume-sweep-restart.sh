@@ -5,7 +5,9 @@
 # volume directory is also planted, with a tmpfs holding a "secret", for a uid no pod has: what
 # a teardown lost with an earlier agent leaves whatever the timing of the kill above. The next
 # agent must remove every such directory and its tmpfs (60 s at most), and keep the volumes of
-# the pod that still runs.
+# the pod that still runs. The same for the pods' log directories (DATA/logs/<ns>_<name>_<uid>,
+# what the containers printed) and the runtime's DATA/containers/.pods/<uid>: one of each is
+# planted for the lost uid; the running pod's log directory stays.
 source "$(dirname "$0")/lib.sh"
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root (each Secret volume is a tmpfs mount)"; exit 77; }
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -85,6 +87,11 @@ lost=$agent_data/volumes/0badc0de-0000-4000-8000-000000000001
 mkdir -p "$lost/sec"
 mount -t tmpfs tmpfs "$lost/sec"
 echo secret-value >"$lost/sec/k"
+lost_logs=$agent_data/logs/default_lost_${lost##*/}
+lost_pod=$agent_data/containers/.pods/${lost##*/}
+mkdir -p "$lost_logs/c" "$lost_pod"
+echo printed-secret >"$lost_logs/c/0.log"
+echo x >"$lost_pod/hosts"
 
 start_agent
 leftovers() { # the lost uids' directories, and their tmpfs mounts, left
@@ -92,10 +99,13 @@ leftovers() { # the lost uids' directories, and their tmpfs mounts, left
   for u in "${uid[gone-0]}" "${uid[gone-1]}" "${uid[gone-2]}" "${uid[gone-3]}" "${lost##*/}"; do
     [[ ! -e "$agent_data/volumes/$u" ]] || n=$((n + 1))
     n=$((n + $(awk -v t="$agent_data/volumes/$u/" 'index($5, t) == 1' /proc/self/mountinfo | wc -l)))
+    n=$((n + $(compgen -G "$agent_data/logs/*_$u" | wc -l)))
+    [[ ! -e "$agent_data/containers/.pods/$u" ]] || n=$((n + 1))
   done
   echo "$n"
 }
-poll "the next agent removed the lost volumes and their tmpfs" 60 0 leftovers
+poll "the next agent removed the lost volumes, tmpfs, logs and .pods" 60 0 leftovers
 check "the running pod keeps its volume" 0 test -f "$agent_data/volumes/${uid[keep]}/sec/k"
+check "the running pod keeps its logs" 0 test -d "$agent_data/logs/default_keep_${uid[keep]}"
 wait_until "keep still runs" 60 phase_is keep
 finish "volume sweep after an agent's SIGKILL"

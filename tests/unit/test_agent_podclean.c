@@ -94,18 +94,13 @@ static bool path_exists(const char *data, const char *rel)
         return access(path, F_OK) == 0;
 }
 
-/* A pod over, then gone: its volumes-only removal, then its whole one (logs and the runtime's
- * .pods/<uid>), queued in that order, are both done by free; another pod's logs stay. */
-static void whole_removal_takes_logs_and_leftovers(void **state)
+/* A runtime whose state, logs and IPC pins are in data/containers, data/logs, data/ipc. */
+static struct xp_runtime *open_runtime(const char *data)
 {
-        char data[] = "/tmp/test-podclean-XXXXXX";
-        char containers[256], logs[256], ipc[256], cmd[128];
-        struct xp_agent_podclean *c = NULL;
+        char containers[256], logs[256], ipc[256];
         struct xp_runtime *rt = NULL;
         struct xp_error err = {0};
 
-        (void)state;
-        assert_non_null(mkdtemp(data));
         snprintf(containers, sizeof(containers), "%s/containers", data);
         snprintf(logs, sizeof(logs), "%s/logs", data);
         snprintf(ipc, sizeof(ipc), "%s/ipc", data);
@@ -115,6 +110,22 @@ static void whole_removal_takes_logs_and_leftovers(void **state)
                                          &rt,
                                          &err),
                          0);
+        return rt;
+}
+
+/* A pod over, then gone: its volumes-only removal, then its whole one (logs and the runtime's
+ * .pods/<uid>), queued in that order, are both done by free; another pod's logs stay. */
+static void whole_removal_takes_logs_and_leftovers(void **state)
+{
+        char data[] = "/tmp/test-podclean-XXXXXX";
+        char cmd[128];
+        struct xp_agent_podclean *c = NULL;
+        struct xp_runtime *rt;
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_non_null(mkdtemp(data));
+        rt = open_runtime(data);
         make_volume(data, "uid-a");
         make_path(data, "logs/default_a_uid-a/c");
         make_path(data, "logs/default_b_uid-b/c");
@@ -138,28 +149,53 @@ static bool known_if_kept(const char *uid, void *userdata)
         return strncmp(uid, "kept", 4) == 0;
 }
 
-/* What an agent killed with removals queued left: the next one's sweep removes the volumes of
- * the uids no pod claims, and those of the pods it has stay. */
-static void sweep_removes_unknown_volumes_only(void **state)
+/* What an agent killed with removals queued left: the next one's sweep removes the volumes, the
+ * logs and the runtime's .pods/<uid> of the uids no pod claims; those of the pods it has stay, and
+ * so do entries that name no pod and a .pods/<uid> whose pod still has a container's state. */
+static void sweep_removes_unknown_leftovers_only(void **state)
 {
         char data[] = "/tmp/test-podclean-XXXXXX";
-        char path[512];
+        char path[512], containers[256];
         char cmd[128];
+        struct xp_runtime *rt;
+        const char *planted[] = {"logs/default_a_lost-1/c",
+                                 "logs/kube-system_b_kept-1/c",
+                                 "logs/not-a-pod/c",
+                                 "logs/_x_lost-3/c",
+                                 "containers/.pods/lost-1/volumes",
+                                 "containers/.pods/lost-4",
+                                 "containers/.pods/kept-1",
+                                 "containers/.pods/lost-5",
+                                 "containers/lost-5/c"};
 
         (void)state;
         assert_non_null(mkdtemp(data));
-        assert_int_equal(xp_agent_podclean_sweep(data, known_if_kept, NULL), 0);
+        rt = open_runtime(data);
+        snprintf(containers, sizeof(containers), "%s/containers", data);
+        assert_int_equal(xp_agent_podclean_sweep(rt, data, containers, known_if_kept, NULL), 0);
         make_volume(data, "lost-1");
         make_volume(data, "lost-2");
         make_volume(data, "kept-1");
         snprintf(path, sizeof(path), "%s/volumes/.hidden", data);
         assert_int_equal(mkdir(path, 0755), 0);
-        assert_int_equal(xp_agent_podclean_sweep(data, known_if_kept, NULL), 2);
+        for (size_t i = 0; i < sizeof(planted) / sizeof(planted[0]); i++)
+                make_path(data, planted[i]);
+        /* volumes lost-1 lost-2, logs of lost-1, .pods/lost-1 and lost-4 */
+        assert_int_equal(xp_agent_podclean_sweep(rt, data, containers, known_if_kept, NULL), 5);
         assert_false(volume_exists(data, "lost-1"));
         assert_false(volume_exists(data, "lost-2"));
         assert_true(volume_exists(data, "kept-1"));
         assert_true(volume_exists(data, ".hidden"));
-        assert_int_equal(xp_agent_podclean_sweep(data, known_if_kept, NULL), 0);
+        assert_false(path_exists(data, "logs/default_a_lost-1"));
+        assert_true(path_exists(data, "logs/kube-system_b_kept-1/c/f"));
+        assert_true(path_exists(data, "logs/not-a-pod/c/f"));
+        assert_true(path_exists(data, "logs/_x_lost-3/c/f"));
+        assert_false(path_exists(data, "containers/.pods/lost-1"));
+        assert_false(path_exists(data, "containers/.pods/lost-4"));
+        assert_true(path_exists(data, "containers/.pods/kept-1/f"));
+        assert_true(path_exists(data, "containers/.pods/lost-5/f"));
+        assert_int_equal(xp_agent_podclean_sweep(rt, data, containers, known_if_kept, NULL), 0);
+        xp_runtime_free(rt);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", data);
         assert_int_equal(system(cmd), 0);
 }
@@ -175,7 +211,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(queued_removals_are_done_by_free),
             cmocka_unit_test(whole_removal_takes_logs_and_leftovers),
-            cmocka_unit_test(sweep_removes_unknown_volumes_only),
+            cmocka_unit_test(sweep_removes_unknown_leftovers_only),
             cmocka_unit_test(free_of_null_is_fine),
         };
 
