@@ -629,8 +629,6 @@ static int seed_one(const char *ns, const char *name, const char *text, size_t l
         (void)name;
         if (atomic_load(&w->api->stopping))
                 return seed->failed = -ECANCELED;
-        if (!w->filtered && !seed->send)
-                return 0; /* a watch from now that sends nothing needs only the list's version */
         item = json_loadb(text, len, 0, NULL);
         if (!item)
                 return seed->failed = -EBADMSG;
@@ -657,6 +655,11 @@ static int watch_seed(struct watch *w, bool send, struct reply *ret)
         uint64_t version;
         int r;
 
+        if (!w->filtered && !send) {
+                /* from now, sending nothing (?sendInitialEvents=false): only where the store is */
+                w->since = xp_store_version(w->api->store);
+                return 1;
+        }
         r = xp_store_list_text(
             w->api->store, w->kind->plural, w->namespace, seed_one, &seed, &version, &err);
         if (r < 0 && seed.failed < 0)
