@@ -143,6 +143,13 @@ static void passed_through(void **state)
         xp_block_cache_free(xp_block_cache_malloc(0));
 }
 
+/* The largest request the size class of block a serves. */
+static size_t largest_request_served(void *a)
+{
+        return XP_BLOCK_CACHE_SMALLEST +
+               16 * ((malloc_usable_size(a) - XP_BLOCK_CACHE_SMALLEST) / 16);
+}
+
 /* Its blocks are malloc()'s: free() takes one it handed out, and it takes one calloc() made
  * (the tests' own blocks are calloc()'s: the double free check reads a block's second word,
  * which valgrind would otherwise report as never written). */
@@ -153,9 +160,7 @@ static void plain_blocks(void **state)
 
         (void)state;
         assert_non_null(a);
-        /* the largest request its size class serves */
-        fits =
-            XP_BLOCK_CACHE_SMALLEST + 16 * ((malloc_usable_size(a) - XP_BLOCK_CACHE_SMALLEST) / 16);
+        fits = largest_request_served(a);
         xp_block_cache_free(a);
         b = xp_block_cache_malloc(fits);
         assert_ptr_equal(a, b);
@@ -329,8 +334,7 @@ static void next_class_serves(void **state)
 
         (void)state;
         assert_non_null(a);
-        fits =
-            XP_BLOCK_CACHE_SMALLEST + 16 * ((malloc_usable_size(a) - XP_BLOCK_CACHE_SMALLEST) / 16);
+        fits = largest_request_served(a);
         xp_block_cache_free(a);
         b = xp_block_cache_malloc(fits - 16);
         assert_ptr_equal(a, b);
