@@ -920,7 +920,7 @@ static void network_facts(struct loop *l, struct podstate *st, struct xp_agent_n
 /* The pod's volumes (their tmpfs mounts, their files), with whole its logs and the runtime's
  * leftovers: a pod that is over no longer needs them. Removed on the cleaner's thread, out of the
  * way of the next pod's start. */
-static void remove_volumes(struct loop *l, const struct podstate *st, bool whole)
+static void queue_teardown(struct loop *l, const struct podstate *st, bool whole)
 {
         xp_agent_tokens_forget(l->agent, st->uid);
         xp_agent_podclean_submit(l->clean, st->namespace, st->name, st->uid, whole);
@@ -972,7 +972,7 @@ static void finish_pod(struct loop *l, struct podstate *st)
                        xp_error_message(&err));
         /* one that is gone is dropped now: drop_states() removes the whole of it */
         if (!st->gone)
-                remove_volumes(l, st, false);
+                queue_teardown(l, st, false);
         set_done(l, st);
         st->wake_at_ns = 0;
         xp_podsync_memory_free(st->memory);
@@ -1130,7 +1130,7 @@ static void drop_states(struct loop *l)
                         continue;
                 }
                 xp_agent_network_release(l->agent->network, st->uid);
-                remove_volumes(l, st, true);
+                queue_teardown(l, st, true);
                 xp_agent_probes_forget(l->probes, st->uid);
                 xp_agent_pull_forget(l->agent->pulls, st->uid);
                 tdelete(st, &l->tree, state_compare);
