@@ -8,12 +8,6 @@ data=$tmp/data
 server_pid=
 base=
 
-stop_server() { # signal: stops the running server, if any
-  [[ -n "$server_pid" ]] || return 0
-  kill "-$1" "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
 trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 token=

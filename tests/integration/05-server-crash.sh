@@ -15,12 +15,6 @@ burst_pid=
 base=
 token=
 
-stop_server() { # signal: stops the running server, if any
-  [[ -n "$server_pid" ]] || return 0
-  kill "-$1" "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
 stop_burst() {
   [[ -n "$burst_pid" ]] || return 0
   kill -KILL "$burst_pid" 2>/dev/null || true

@@ -17,12 +17,6 @@ mkdir -p "$home"
 server_pid=
 url=
 
-stop_server() {
-  [[ -n "$server_pid" ]] || return 0
-  kill "-$1" "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
 trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 # Every xpool run sees only this test's environment: no kubeconfig of the user's leaks in.

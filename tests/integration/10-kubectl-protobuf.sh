@@ -7,12 +7,6 @@ source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 data=$tmp/data
 server_pid=
-stop_server() {
-  [[ -n "$server_pid" ]] || return 0
-  kill "-$1" "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
 trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 log=$tmp/server.log

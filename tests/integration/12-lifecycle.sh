@@ -17,12 +17,6 @@ renewer_pid=
 base=
 token=
 
-stop_server() { # signal: stops the running server, if any
-  [[ -n "$server_pid" ]] || return 0
-  kill "-$1" "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
 stop_renewer() {
   [[ -n "$renewer_pid" ]] || return 0
   kill "$renewer_pid" 2>/dev/null || true

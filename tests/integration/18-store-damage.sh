@@ -18,12 +18,6 @@ token=
 mnt=
 skipped=()
 
-stop_server() { # signal
-  [[ -n "$server_pid" ]] || return 0
-  kill "-$1" "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
 cleanup() {
   [[ -z "$burst_pid" ]] || { kill -KILL "$burst_pid" 2>/dev/null || true; wait "$burst_pid" 2>/dev/null || true; }
   stop_server KILL

@@ -13,13 +13,7 @@ command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 7
 data=$tmp/data
 server_pid=
 
-stop_server() {
-  [[ -n "$server_pid" ]] || return 0
-  kill -KILL "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
-trap 'stop_server; release_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 base=
 : >"$tmp/server.log" # the background job opens it later: it must exist for the first look

@@ -13,12 +13,7 @@ command -v /usr/bin/python3 >/dev/null || { echo "SKIP: /usr/bin/python3 is not 
 slice=${XPOOL_TEST_DATA:?}/sim
 server_pid=
 
-stop_server() {
-  [[ -n "$server_pid" ]] && kill -TERM "$server_pid" 2>/dev/null || true
-  [[ -n "$server_pid" ]] && wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
-trap 'stop_server; release_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server TERM; release_tmp; rm -rf "$tmp"' EXIT
 
 # The placements as the server has them, in placements.csv's form, sorted by pod.
 server_placements() { # kubeconfig
@@ -70,7 +65,7 @@ replay() { # profile
   # the slice is tight: some pods fit nowhere in both, and most were placed
   [[ $(grep -c ',,$' "$dir/want") -gt 0 && $(grep -vc ',,$' "$dir/want") -gt 150 ]] ||
     { echo "FAIL $profile: the slice placed $(grep -vc ',,$' "$dir/want") of $want pods"; failures=$((failures + 1)); }
-  stop_server
+  stop_server TERM
 }
 
 # Replays run in parallel processes (--jobs) give the figures of one process, row for row (the

@@ -14,13 +14,7 @@ command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 7
 data=$tmp/data
 ca=$data/pki/ca.crt
 server_pid=
-stop_server() {
-  [[ -n "$server_pid" ]] || return 0
-  kill -KILL "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
-trap 'stop_server; release_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 # no agent renews the nodes' leases: a long grace keeps the node lifecycle away from their pods
 start_server "$data" --node-monitor-grace-period 1h

@@ -242,6 +242,13 @@ start_server() { # data dir, server args...: `xpool server` on a loopback port, 
   done
 }
 
+stop_server() { # signal (TERM, KILL): stops the server start_server started, if it still runs
+  [[ -n "${server_pid:-}" ]] || return 0
+  kill "-$1" "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=
+}
+
 start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) and waits (120 s
   # at most, or up_seconds: a start under ASan at a load of 30 and more) for "xpool is up"; stop_up
   # ends it. A restart with the same log file keeps the earlier
