@@ -16,6 +16,7 @@ export XPOOL_SHARE=$tmp
 release_tmp() {
   local shim
   test_cost
+  release_ports
   for shim in $(pgrep -f -- "__shim $tmp/" 2>/dev/null || true); do
     pkill -KILL -P "$shim" 2>/dev/null || true
     kill -KILL "$shim" 2>/dev/null || true
@@ -151,17 +152,36 @@ poll() { # name, seconds, expected, command...: runs command until its output is
 
 # A port for a listener that must be named before it starts (an agent started before its server):
 # below the kernel's ephemeral range, so no listener on port 0 and no outgoing connection of a
-# parallel test takes it meanwhile, and not accepting connections now.
+# parallel test takes it meanwhile, and not accepting connections now. Claimed under
+# $port_claims (mkdir is atomic), so that two tests running at once never pick the same one; the
+# claim names this script's pid and goes at its end (release_tmp).
+port_claims=${TMPDIR:-/tmp}/xpool-test-ports
 port_before_listener() {
-  local low port i
+  local low port i claim
   read -r low _ </proc/sys/net/ipv4/ip_local_port_range
   [[ $low -gt 11000 ]] || low=32768
+  mkdir -p "$port_claims"
   for ((i = 0; i < 50; i++)); do
     port=$((10000 + RANDOM % (low - 10000)))
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
+    claim=$port_claims/$port
+    mkdir "$claim" 2>/dev/null || continue # another test's (or a killed one's: left unused)
+    echo "$$" >"$claim/pid"
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      rm -rf "$claim" # in use by something else: not ours to hold
+      continue
+    fi
+    echo "$port"
+    return 0
   done
   echo "FAIL no free port below $low in 50 tries" >&2
   return 1
+}
+release_ports() { # the ports this script claimed
+  local pid
+  for pid in "$port_claims"/*/pid; do
+    [[ -f $pid && $(cat "$pid" 2>/dev/null) == "$$" ]] && rm -rf "${pid%/pid}"
+  done
+  return 0
 }
 
 # What a failure needs for its diagnosis, shown once by finish when a check failed: the output of
