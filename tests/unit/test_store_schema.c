@@ -465,6 +465,8 @@ static void upgraded(void **state)
         assert_true(before.without_rowid);
         assert_int_equal(xp_store_check(t->path, &report, &err), 0);
         assert_false(report.damaged);
+        assert_non_null(
+            strstr(report.finding, "it is at schema 3, which the next open upgrades to 4"));
         expected = expected_served(t->path);
 
         store = open_ok(t->path);
@@ -472,6 +474,8 @@ static void upgraded(void **state)
         xp_store_close(store);
         assert_string_equal(got, expected);
         assert_upgraded(&before, t->path);
+        assert_int_equal(xp_store_check(t->path, &report, &err), 0);
+        assert_null(strstr(report.finding, "schema"));
 
         snprintf(fresh_path, sizeof(fresh_path), "%s/fresh.db", t->dir);
         xp_store_close(open_ok(fresh_path));
