@@ -8,11 +8,14 @@
  * of its own, 4 KiB written for ~1.5 KiB. A rowid table keeps rows up to 4,061 bytes whole
  * (docs/store.md, "What is stored where").
  */
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "store_internal.h"
+#include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/timeutil.h"
 
 #define OBJECTS_COLUMNS                                                                            \
         "(kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT "   \
@@ -55,10 +58,31 @@ int store_objects_upgrade(const char *path, sqlite3 *db, struct xp_error *err)
             "name",
             "DROP TABLE objects_v3",
         };
+        enum {
+                COPY_STEP = 2
+        };
         bool without_rowid = false;
+        sqlite3_int64 copied = 0;
+        int64_t start = xp_monotonic_ms();
         int r = store_objects_without_rowid(path, db, &without_rowid, err);
 
-        for (size_t i = 0; r >= 0 && without_rowid && i < XP_ELEMENTSOF(steps); i++)
+        if (r < 0 || !without_rowid)
+                return r;
+        /* a large store takes a while (20 s for 100,000 pods): say why the start waits */
+        xp_log(LOG_INFO,
+               "store %s: upgrading to schema %d, a copy of the objects table (once)",
+               path,
+               SCHEMA_VERSION);
+        for (size_t i = 0; r >= 0 && i < XP_ELEMENTSOF(steps); i++) {
                 r = store_exec(path, db, steps[i], err);
+                if (i == COPY_STEP)
+                        copied = sqlite3_changes64(db);
+        }
+        if (r >= 0)
+                xp_log(LOG_INFO,
+                       "store %s: %" PRId64 " objects copied in %" PRId64 " ms, committing",
+                       path,
+                       (int64_t)copied,
+                       xp_monotonic_ms() - start);
         return r;
 }

@@ -76,6 +76,7 @@ check "store check of the schema 3 store" 0 "$xpool" store check --data-dir "$da
 expect_in "it says the next open upgrades it" "$tmp/out" "it is at schema 3, which the next open upgrades to 4"
 
 start_server "$data" --no-scheduler
+expect_in "the server says why its start waits" "$tmp/server.log" "upgrading to schema 4, a copy of the objects table (once)"
 items >"$tmp/after"
 expect_exact "every ConfigMap as it was, in the same order" "$tmp/after" "$(cat "$tmp/before")"
 code=$(api POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"late"}}')
