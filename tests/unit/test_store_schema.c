@@ -326,9 +326,9 @@ static char *served(struct xp_store *store)
         return all;
 }
 
-#define OBJECTS                                                                                    \
-        2500 /* about 5 MB of bodies: more than SQLite's page cache, so that the upgrade           \
-              writes into the WAL before its commit */
+/* About 5 MB of bodies: more than SQLite's page cache, so that the upgrade writes into the WAL
+ * before its commit. */
+#define OBJECTS 2500
 
 /*
  * What the store at path, as its file holds it now, should hand out (as served() writes it):
