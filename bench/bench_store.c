@@ -14,10 +14,17 @@
  *
  * Also prints the CPU per create and how long opening the store it wrote takes (the database
  * checks of a server's start, page cache warm).
+ *
+ *   build/bench/bench_store --upgrade [THREADS [COUNT [DIR [BYTES]]]]
+ *
+ * also turns the store written into a schema 3 store (its objects table WITHOUT ROWID, rebuilt
+ * by SQL) and times the open that upgrades it to schema 4, then an open with nothing to upgrade.
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,10 +158,39 @@ static int time_reopen(const struct xp_store_options *options)
         return 0;
 }
 
+/* The store at path as schema 3 kept it: its objects table WITHOUT ROWID, rows as they are. */
+static int make_schema3(const char *path)
+{
+        static const char sql[] =
+            "BEGIN;"
+            "CREATE TABLE objects_v3 (kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT "
+            "NULL, version INTEGER NOT NULL, body TEXT NOT NULL, checksum INTEGER, PRIMARY KEY "
+            "(kind, namespace, name)) WITHOUT ROWID;"
+            "INSERT INTO objects_v3 SELECT kind, namespace, name, version, body, checksum FROM "
+            "objects;"
+            "DROP TABLE objects; ALTER TABLE objects_v3 RENAME TO objects;"
+            "PRAGMA user_version = 3; COMMIT; VACUUM";
+        sqlite3 *db = NULL;
+        char *msg = NULL;
+        double t0 = now();
+        int rc = sqlite3_open(path, &db);
+
+        if (rc == SQLITE_OK)
+                rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+        if (rc != SQLITE_OK)
+                fprintf(stderr, "bench_store: to schema 3: %s\n", msg ?: sqlite3_errmsg(db));
+        else
+                printf("to schema 3        %10.1f ms (by SQL, vacuumed)\n", (now() - t0) * 1e3);
+        sqlite3_free(msg);
+        sqlite3_close(db);
+        return rc == SQLITE_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
-        long threads = argc > 1 ? strtol(argv[1], NULL, 10) : 32;
-        const char *tmpdir = argc > 3 ? argv[3] : (getenv("TMPDIR") ?: "/tmp");
+        bool upgrade = argc > 1 && strcmp(argv[1], "--upgrade") == 0;
+        long threads = argc > 1 + upgrade ? strtol(argv[1 + upgrade], NULL, 10) : 32;
+        const char *tmpdir = argc > 3 + upgrade ? argv[3 + upgrade] : (getenv("TMPDIR") ?: "/tmp");
         struct xp_store_options options = {0};
         struct xp_store_stats stats;
         struct xp_error err = {0};
@@ -164,9 +200,15 @@ int main(int argc, char **argv)
         double t0, elapsed;
         int r = 0;
 
+        if (upgrade) {
+                argc--;
+                argv++;
+        }
         count = argc > 2 ? strtol(argv[2], NULL, 10) : 20000;
         if (threads < 1 || threads > 1024 || count < 1) {
-                fprintf(stderr, "usage: bench_store [THREADS (1-1024) [COUNT [DIR [BYTES]]]]\n");
+                fprintf(
+                    stderr,
+                    "usage: bench_store [--upgrade] [THREADS (1-1024) [COUNT [DIR [BYTES]]]]\n");
                 return 2;
         }
         snprintf(dir, sizeof(dir), "%s/bench-store-XXXXXX", tmpdir);
@@ -229,6 +271,13 @@ int main(int argc, char **argv)
         printf("peak RSS           %10ld KiB\n", usage.ru_maxrss);
 
         xp_store_close(store);
+        if (!r && upgrade) {
+                r = make_schema3(path);
+                if (!r)
+                        printf("the next open upgrades it to schema 4:\n");
+                if (!r)
+                        r = time_reopen(&options);
+        }
         if (!r)
                 r = time_reopen(&options);
         json_decref(template);

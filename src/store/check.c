@@ -376,6 +376,16 @@ void store_report_fill(const struct seal_state *seal,
                          : !seal->written ? "the database is intact; it has no seal yet (the "
                                             "next open writes one)"
                                           : "the database is intact and agrees with its seal");
+        if (!v->damaged && !db->absent && !db->empty && db->schema > 0 &&
+            db->schema < SCHEMA_VERSION) {
+                size_t used = strlen(ret->finding);
+
+                snprintf(ret->finding + used,
+                         sizeof(ret->finding) - used,
+                         "; it is at schema %" PRId64 ", which the next open upgrades to %d",
+                         db->schema,
+                         SCHEMA_VERSION);
+        }
 }
 
 int store_examine(const char *path,

@@ -4,9 +4,10 @@
  * (PRAGMA quick_check, its counter, its store id) through a connection that does not checkpoint
  * when closed, and the two judged against each other. Damage is refused with -EUCLEAN, the files
  * as they were. Only then does the open write: the seal (a reservation of versions, durably, and
- * the current commit), then the schema and the store id when they are new. When the disk cannot
- * take those writes but the database can be read, the store opens read-only and tries again
- * with later writes (write.c).
+ * the current commit), then the schema and the store id when they are new, or an older schema's
+ * upgrade (schema.c, checksum.c), in one transaction. When the disk cannot take those writes but
+ * the database can be read, the store opens read-only and tries again with later writes
+ * (write.c).
  *
  * Closing: the last connection checkpoints the WAL into the database file and removes it.
  */
@@ -29,16 +30,8 @@
 
 #define DEFAULT_EVENT_HISTORY 10000
 
-static const char schema_sql[] =
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS objects (kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT "
-    "NOT NULL, version INTEGER NOT NULL, body TEXT NOT NULL, checksum INTEGER, PRIMARY KEY "
-    "(kind, namespace, name)) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS events (version INTEGER PRIMARY KEY, type INTEGER NOT NULL, kind "
-    "TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL, checksum "
-    "INTEGER);"
-    "INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0);"
-    "INSERT OR IGNORE INTO meta (key, value) VALUES ('digest', 0);";
+static const char meta_rows_sql[] = "INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0);"
+                                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('digest', 0);";
 
 /* Whether the schema, the store id and the digest row are all there: nothing to write. */
 static bool schema_complete(struct xp_store *store)
@@ -83,9 +76,14 @@ static int init_schema(struct xp_store *store, struct xp_error *err)
                  (int64_t)store->seal.store_id,
                  APPLICATION_ID,
                  SCHEMA_VERSION);
-        r = store_exec(path, store->writer, schema_sql, err);
+        r = store_exec(path, store->writer, store_tables_sql, err);
+        if (r >= 0)
+                r = store_exec(path, store->writer, meta_rows_sql, err);
         if (r >= 0)
                 r = store_checksum_upgrade(path, store->writer, err);
+        /* last: it copies the rows as the upgrades before left them */
+        if (r >= 0)
+                r = store_objects_upgrade(path, store->writer, err);
         if (r >= 0)
                 r = store_exec(path, store->writer, sql, err);
         if (r >= 0)
@@ -283,8 +281,9 @@ static int open_checked(struct xp_store *store, struct xp_error *err)
                 store->reserved = seal.reserve.version;
         r = store_finish_open(store, &reserved, err);
         store->stats.reservations += reserved;
-        /* a store still to upgrade to checksums (schema 1) cannot be read without it */
-        if (r < 0 && store_space_error(r) && !fresh && db.schema >= SCHEMA_VERSION) {
+        /* a store still to upgrade to checksums (schema 1) cannot be read without it; one at
+         * schema 3 reads as it is until its objects table is rebuilt */
+        if (r < 0 && store_space_error(r) && !fresh && db.schema >= SCHEMA_READABLE) {
                 /* the disk is full (or read-only), the database readable: serve reads */
                 store_readonly_enter(store, r);
                 store->init_pending = true;

@@ -27,14 +27,6 @@
 #include "store_internal.h"
 #include "xpool/macro.h"
 
-static const char new_schema_sql[] =
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
-    "CREATE TABLE objects (kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, "
-    "version INTEGER NOT NULL, body TEXT NOT NULL, checksum INTEGER, PRIMARY KEY (kind, "
-    "namespace, name)) WITHOUT ROWID;"
-    "CREATE TABLE events (version INTEGER PRIMARY KEY, type INTEGER NOT NULL, kind TEXT NOT "
-    "NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL, checksum INTEGER);";
-
 static void sqlite_closep(sqlite3 **db)
 {
         sqlite3_close(*db);
@@ -184,7 +176,7 @@ static int build_db(const char *tmp,
                 return r;
         r = store_exec(tmp, db, "PRAGMA synchronous = FULL; BEGIN", err);
         if (r >= 0)
-                r = store_exec(tmp, db, new_schema_sql, err);
+                r = store_exec(tmp, db, store_tables_sql, err);
         if (r < 0)
                 return r;
         if (old)

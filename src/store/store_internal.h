@@ -18,6 +18,7 @@
  *   recover.c  xp_store_recover()
  *   sql.c      SQLite helpers
  *   checksum.c the objects rows' checksums
+ *   schema.c   the tables, and the upgrade of an older store's objects table
  */
 
 #include <jansson.h>
@@ -33,9 +34,15 @@
 #include "xpool/store.h"
 #include "xpool/storekeys.h"
 
-/* 2: objects rows carry a checksum (checksum.c); a store at 1 is upgraded at open */
-#define SCHEMA_VERSION 3
-#define APPLICATION_ID 0x78706f6c /* "xpol" */
+/*
+ * 2: objects rows carry a checksum (checksum.c); 3: an event row may read its body in objects
+ * (STORE_EVENT_BODY); 4: objects is a rowid table (schema.c). An older store is upgraded at open.
+ */
+#define SCHEMA_VERSION 4
+/* The oldest schema whose rows this code reads as they are: a store at it on a full disk opens
+ * read-only, its upgrade left to the first write that finds room (write.c). */
+#define SCHEMA_READABLE 3
+#define APPLICATION_ID  0x78706f6c /* "xpol" */
 
 /*
  * An event's body as its readers select it. A create's or an update's event row holds an empty
@@ -530,6 +537,17 @@ uint64_t store_floor(const struct seal_state *seal, const struct store_facts *db
  */
 uint64_t store_op_hash(int type, uint64_t row_hash);
 uint64_t store_digest_next(uint64_t digest, uint64_t version, uint64_t op_hash);
+
+/* schema.c */
+/* The tables of a store at SCHEMA_VERSION, each made when missing. */
+extern const char store_tables_sql[];
+/* Whether the objects table is WITHOUT ROWID (schemas 1-3): 0, or -errno with err. */
+int store_objects_without_rowid(const char *path, sqlite3 *db, bool *ret, struct xp_error *err);
+/*
+ * Inside a write transaction: objects of schemas 1-3 (WITHOUT ROWID, with its checksum column)
+ * rebuilt as schema 4's rowid table, every row as it was; nothing when it is one already.
+ */
+int store_objects_upgrade(const char *path, sqlite3 *db, struct xp_error *err);
 
 /* checksum.c */
 /* The hash of a row's key and body (the first 8 bytes of their SHA-256): 0, or -ENOMEM. */
