@@ -24,28 +24,43 @@
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
-/* When the pod's mark becomes stale (wall seconds), or 0 when it has none that can. */
-static int64_t stale_at(const json_t *pod)
+/* The pod's live DisruptionTarget condition (True, not the kubelet's own), or NULL. */
+static const json_t *disruption_mark(const json_t *status)
 {
-        const char *phase = xp_json_str_at(pod, "status.phase", "");
         const json_t *c;
-        int64_t since;
         size_t i;
 
+        json_array_foreach(json_object_get(status, "conditions"), i, c)
+        {
+                if (xp_streq0(xp_json_str_at(c, "type", NULL), "DisruptionTarget") &&
+                    xp_streq0(xp_json_str_at(c, "status", NULL), "True") &&
+                    !xp_streq0(xp_json_str_at(c, "reason", NULL), "TerminationByKubelet"))
+                        return c;
+        }
+        return NULL;
+}
+
+/*
+ * When the pod's mark becomes stale (wall seconds), or 0 when it has none that can. The mark is
+ * looked for first: nearly every pod has none, and then neither its metadata nor its phase is
+ * read (each informer event's tree is cold by the time the controller reads it).
+ */
+static int64_t stale_at(const json_t *pod)
+{
+        const json_t *status = json_object_get(pod, "status");
+        const json_t *mark = disruption_mark(status);
+        const char *phase;
+        int64_t since;
+
+        if (!mark)
+                return 0;
+        phase = json_string_value(json_object_get(status, "phase"));
         if (xp_json_at(pod, "metadata.deletionTimestamp") || xp_streq0(phase, "Succeeded") ||
             xp_streq0(phase, "Failed"))
                 return 0;
-        json_array_foreach(xp_json_at(pod, "status.conditions"), i, c)
-        {
-                if (!xp_streq0(xp_json_str_at(c, "type", NULL), "DisruptionTarget") ||
-                    !xp_streq0(xp_json_str_at(c, "status", NULL), "True") ||
-                    xp_streq0(xp_json_str_at(c, "reason", NULL), "TerminationByKubelet"))
-                        continue;
-                if (xp_time_parse_rfc3339(xp_json_str_at(c, "lastTransitionTime", ""), &since) < 0)
-                        since = 0; /* no time to count from: stale at once */
-                return since + XP_DISRUPTION_STALE_SECONDS;
-        }
-        return 0;
+        if (xp_time_parse_rfc3339(xp_json_str_at(mark, "lastTransitionTime", ""), &since) < 0)
+                since = 0; /* no time to count from: stale at once */
+        return since + XP_DISRUPTION_STALE_SECONDS;
 }
 
 static void on_pod(void *nsqueue, const json_t *pod, uint64_t version)

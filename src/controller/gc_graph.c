@@ -9,16 +9,23 @@
 
 #include "gc.h"
 
-static void object_free(struct xp_gc_object *o)
+static void owners_free(struct xp_gc_object *o)
 {
-        if (!o)
-                return;
         for (size_t i = 0; i < o->n_owners; i++) {
                 free(o->owners[i].uid);
                 free(o->owners[i].kind);
                 free(o->owners[i].name);
         }
         free(o->owners);
+        o->owners = NULL;
+        o->n_owners = 0;
+}
+
+static void object_free(struct xp_gc_object *o)
+{
+        if (!o)
+                return;
+        owners_free(o);
         free(o->uid);
         free(o->resource);
         free(o->namespace);
@@ -80,6 +87,68 @@ static int read_owners(const json_t *meta, struct xp_gc_object *o)
         return 0;
 }
 
+static bool same_string(const char *kept, const char *s)
+{
+        return strcmp(kept, s ? s : "") == 0;
+}
+
+/* Whether o was read from an object of the same uid, resource, place and kind as object. */
+static bool same_identity(const struct xp_gc_object *o,
+                          const char *resource,
+                          const json_t *object,
+                          const json_t *meta)
+{
+        return strcmp(o->resource, resource) == 0 &&
+               same_string(o->namespace, json_string_value(json_object_get(meta, "namespace"))) &&
+               same_string(o->name, json_string_value(json_object_get(meta, "name"))) &&
+               same_string(o->kind, json_string_value(json_object_get(object, "kind")));
+}
+
+/* Whether o's owners are those of refs, in order. */
+static bool same_owners(const struct xp_gc_object *o, const json_t *refs)
+{
+        size_t i;
+        json_t *ref;
+
+        if (json_array_size(refs) != o->n_owners)
+                return false;
+        json_array_foreach(refs, i, ref)
+        {
+                const struct xp_gc_owner *w = &o->owners[i];
+
+                if (!same_string(w->uid, json_string_value(json_object_get(ref, "uid"))) ||
+                    !same_string(w->kind, json_string_value(json_object_get(ref, "kind"))) ||
+                    !same_string(w->name, json_string_value(json_object_get(ref, "name"))) ||
+                    w->block != json_is_true(json_object_get(ref, "blockOwnerDeletion")))
+                        return false;
+        }
+        return true;
+}
+
+/*
+ * A new state of the object o was read from: most writes (a pod's status) change neither its
+ * place nor its owners, and o is brought up to date without a new record. 0, or -ENOMEM with o
+ * as it was.
+ */
+static int object_refresh(struct xp_gc_object *o, const json_t *meta)
+{
+        if (!same_owners(o, json_object_get(meta, "ownerReferences"))) {
+                struct xp_gc_object fresh = {0};
+
+                if (read_owners(meta, &fresh) < 0) {
+                        owners_free(&fresh);
+                        return -ENOMEM;
+                }
+                owners_free(o);
+                o->owners = fresh.owners;
+                o->n_owners = fresh.n_owners;
+        }
+        o->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
+        o->foreground = has_finalizer(meta, XP_GC_FOREGROUND);
+        o->orphan = has_finalizer(meta, XP_GC_ORPHAN);
+        return 0;
+}
+
 int xp_gc_graph_put(struct xp_gc_graph *g, const char *resource, const json_t *object)
 {
         const json_t *meta = json_object_get(object, "metadata");
@@ -88,6 +157,9 @@ int xp_gc_graph_put(struct xp_gc_graph *g, const char *resource, const json_t *o
 
         if (!uid || !*uid)
                 return -EINVAL;
+        old = xp_map_get(&g->objects, uid);
+        if (old && same_identity(old, resource, object, meta))
+                return object_refresh(old, meta);
         o = calloc(1, sizeof(*o));
         if (!o)
                 return -ENOMEM;

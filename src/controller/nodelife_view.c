@@ -296,9 +296,15 @@ static void on_node_deleted(void *userdata, const json_t *node, uint64_t version
 
 static void on_pod(void *userdata, const json_t *pod, uint64_t version)
 {
-        const char *name = object_string(pod, "metadata", "name");
+        const struct xp_nodelife *c = userdata;
+        const char *node = object_string(pod, "spec", "nodeName"), *name;
 
         (void)version;
+        /* a pod bound to no node is kept by no one: with no pod kept, none to drop either, and
+         * nothing more of its (cold) tree to read */
+        if (c->pod_index.n == 0 && (!node || !node[0]))
+                return;
+        name = object_string(pod, "metadata", "name");
         if (name)
                 pod_seen(userdata, object_namespace(pod), name, pod, false);
 }

@@ -135,8 +135,13 @@ void xp_nsqueue_anchor_deleted(void *nsqueue, const json_t *object, uint64_t ver
 void xp_nsqueue_dependent(void *nsqueue, const json_t *object, uint64_t version)
 {
         struct xp_nsqueue *q = nsqueue;
-        const char *ns = xp_json_str_at(object, "metadata.namespace", NULL);
+        const char *ns;
 
+        /* no namespace holds an anchor (most clusters have no budget, many no quota): nothing
+         * of the object to read, its tree being cold by now */
+        if (!q->unfiltered && q->anchored.n == 0)
+                return;
+        ns = json_string_value(json_object_get(json_object_get(object, "metadata"), "namespace"));
         if (ns && (q->unfiltered || xp_map_get(&q->anchored, ns)))
                 xp_nsqueue_object(nsqueue, object, version);
 }

@@ -109,7 +109,8 @@ static void on_pod(void *userdata, const json_t *pod, uint64_t version)
         char *key;
 
         (void)version;
-        if (podgc_judge(pod, node_known, c) != PODGC_KEEP)
+        /* a scan already due looks at this pod too: no need to judge it */
+        if (!c->scan && podgc_judge(pod, node_known, c) != PODGC_KEEP)
                 c->scan = true;
         /* most events are of pods that are not done, and none is remembered: no key to make */
         if (!terminated && c->done.n == 0)

@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "podgc.h"
-#include "xpool/doc.h"
 
 bool podgc_terminated(const json_t *pod)
 {
-        const char *phase = xp_json_str_at(pod, "status.phase", "");
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
 
-        return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
+        return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 }
 
 static int oldest_first(const void *a, const void *b)
@@ -34,10 +34,12 @@ enum podgc_verdict podgc_judge(const json_t *pod,
                                bool (*node_exists)(void *userdata, const char *node),
                                void *userdata)
 {
-        const char *node = xp_json_str_at(pod, "spec.nodeName", "");
-        bool deleting = xp_json_str_at(pod, "metadata.deletionTimestamp", NULL) != NULL;
+        const char *node =
+            json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        const json_t *deletion =
+            json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp");
 
-        if (!*node)
-                return deleting ? PODGC_UNSCHEDULED_TERMINATING : PODGC_KEEP;
+        if (!node || !*node)
+                return json_is_string(deletion) ? PODGC_UNSCHEDULED_TERMINATING : PODGC_KEEP;
         return node_exists(userdata, node) ? PODGC_KEEP : PODGC_ORPHAN;
 }

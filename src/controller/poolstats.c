@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +19,7 @@
 #include "xpool/poolstats.h"
 #include "xpool/quantity.h"
 #include "xpool/registry.h"
+#include "xpool/store.h"
 #include "xpool/timeutil.h"
 
 #define AMOUNTS_MAX 16 /* resources one object counts in */
@@ -204,44 +206,51 @@ static void pod_read(struct xp_poolstats *st, const json_t *pod, struct pod_entr
                 pod_requests(st, pod, e);
 }
 
+/* A new pod's entry: its own key and record, put in the map. */
+static void pod_add(struct xp_poolstats *st, const json_t *pod, const char *key)
+{
+        struct pod_entry *e = calloc(1, sizeof(*e));
+
+        if (!e || !(e->key = strdup(key))) {
+                free(e);
+                return;
+        }
+        pod_read(st, pod, e);
+        if (xp_map_put(&st->pods, e->key, e) < 0) {
+                free(e->key);
+                free(e);
+                return;
+        }
+        pod_apply(st, e, 1);
+}
+
 static void on_pod(void *userdata, const json_t *pod, uint64_t version)
 {
         struct xp_poolstats *st = userdata;
         const char *ns = str_at(pod, "metadata", "namespace"),
                    *name = str_at(pod, "metadata", "name");
-        struct pod_entry *e, *old;
-        char *key;
+        char key[2 * XP_STORE_KEY_MAX + 2];
+        struct pod_entry *old, fresh;
 
         (void)version;
-        if (!ns || !name || asprintf(&key, "%s/%s", ns, name) < 0)
-                return;
-        e = calloc(1, sizeof(*e));
-        if (!e) {
-                free(key);
-                return;
-        }
-        e->key = key;
+        if (!ns || !name || snprintf(key, sizeof key, "%s/%s", ns, name) >= (int)sizeof key)
+                return; /* longer than the store takes: never written */
         pthread_mutex_lock(&st->lock);
-        pod_read(st, pod, e);
         old = xp_map_get(&st->pods, key);
-        if (old) {
-                pod_apply(st, old, -1);
-                if (old->pending && e->holds)
-                        xp_histogram_observe(&st->wait_until_bound, now_s() - old->created);
+        if (!old) {
+                pod_add(st, pod, key);
+                pthread_mutex_unlock(&st->lock);
+                return;
         }
-        if (xp_map_put(&st->pods, e->key, e) < 0) {
-                xp_map_del(&st->pods, key);
-                free(e->key);
-                free(e);
-                e = NULL;
-        } else {
-                pod_apply(st, e, 1);
-        }
+        /* a pod's later writes (most of its events) update its entry where it is */
+        fresh = (struct pod_entry){.key = old->key};
+        pod_read(st, pod, &fresh);
+        pod_apply(st, old, -1);
+        if (old->pending && fresh.holds)
+                xp_histogram_observe(&st->wait_until_bound, now_s() - old->created);
+        *old = fresh;
+        pod_apply(st, old, 1);
         pthread_mutex_unlock(&st->lock);
-        if (old) {
-                free(old->key);
-                free(old);
-        }
 }
 
 static void on_pod_deleted(void *userdata, const json_t *pod, uint64_t version)

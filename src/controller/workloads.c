@@ -18,10 +18,11 @@
 #include "xpool/registry.h"
 #include "xpool/workers.h"
 
-#define IDLE_MS      1000 /* the longest sleep when nothing is queued */
-#define RETRY_MIN_MS 50
-#define RETRY_MAX_MS 30000
-#define ROUND_MAX    4096 /* keys synced per queue and round: the informer gets its turn */
+#define IDLE_MS       1000 /* the longest sleep when nothing is queued */
+#define RETRY_MIN_MS  50
+#define RETRY_MAX_MS  30000
+#define FILL_RETRY_MS 1000 /* a failed read of the pods left out (wl_orphans_fill()) */
+#define ROUND_MAX     4096 /* keys synced per queue and round: the informer gets its turn */
 
 static bool known_kind(const char *kind)
 {
@@ -89,10 +90,21 @@ static int64_t work(void *userdata)
 {
         struct xp_workloads *w = userdata;
         int64_t start = wl_now_ms(w), next = IDLE_MS;
+        struct xp_error err = {0};
+        int r;
         struct xp_workqueue *queues[] = {
             w->gc_queue, w->deploy_queue, w->rs_queue, w->ds_queue, w->job_queue, w->cronjob_queue};
 
         recheck(w);
+        r = wl_orphans_fill(w, &err);
+        if (r < 0) {
+                /* a sync now would miss the pods it may adopt: all wait for the fill */
+                xp_log(LOG_WARNING,
+                       "workloads: reading the pods: %s; tried again in %d ms",
+                       xp_error_message(&err),
+                       FILL_RETRY_MS);
+                return FILL_RETRY_MS;
+        }
         drain(w, w->gc_queue, wl_gc_sync, "garbage collection of");
         drain(w, w->deploy_queue, wl_deployment_sync, "deployment");
         drain(w, w->rs_queue, wl_replicaset_sync, "replica set");

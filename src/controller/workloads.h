@@ -62,6 +62,7 @@ struct xp_workloads {
         struct xp_workers *creators; /* pod creations in parallel (replicaset_batch.c) */
         pthread_mutex_t events_lock; /* the Events' spam filter, used from the creators too */
         struct xp_map event_buckets; /* object uid -> struct bucket */
+        bool orphans_left_out; /* pods without a controller were not cached (wl_pod_cached()) */
         int64_t busy_ms;
         int64_t next_s; /* wall time of the earliest recheck asked for (minReady, deadline) */
 };
@@ -73,10 +74,22 @@ char *wl_key(const json_t *object);
 int wl_cache_put(struct wl_cache *cache, const json_t *object);
 /*
  * What the cache keeps of a pod, sharing the values with it: the syncs read only its metadata
- * (without managedFields), status, spec.nodeName and spec.affinity, and the cache holds every pod
- * of the cluster (the whole pod cost ~14 KB each in jansson). NULL: -ENOMEM.
+ * (without managedFields), status, spec.nodeName and spec.affinity, and the cache may hold every
+ * pod of the cluster (the whole pod cost ~14 KB each in jansson). NULL: -ENOMEM.
  */
 json_t *wl_pod_slim(const json_t *pod);
+/*
+ * Whether the cache keeps pod: one with a controller (a ReplicaSet's, a Job's) always; one
+ * without only while a ReplicaSet or a DaemonSet exists, the only kinds that adopt such pods
+ * (nothing else reads them from the cache).
+ */
+bool wl_pod_cached(const struct xp_workloads *w, const json_t *pod);
+/*
+ * Brings the pods left out into the cache from the store, once a ReplicaSet or a DaemonSet
+ * exists to adopt them, before any sync reads the cache; nothing while none was left out or
+ * none exists. 0, or the store's errors (to be tried again before the next sync).
+ */
+int wl_orphans_fill(struct xp_workloads *w, struct xp_error *err);
 void wl_cache_del(struct wl_cache *cache, const json_t *object);
 /* The object of key, borrowed until the next informer sync; NULL when absent. */
 json_t *wl_cache_get(const struct wl_cache *cache, const char *key);

@@ -12,6 +12,8 @@
 
 #include "workloads.h"
 #include "xpool/kind.h"
+#include "xpool/registry.h"
+#include "xpool/store.h"
 
 char *wl_key(const json_t *object)
 {
@@ -123,18 +125,37 @@ static int share(json_t *to, const json_t *from, const char *key)
         return !v || json_object_set(to, key, v) == 0 ? 0 : -ENOMEM;
 }
 
+/* A copy of the metadata without managedFields (the new object shares each member). */
+static json_t *meta_without_managed_fields(const json_t *meta)
+{
+        json_t *copy = json_object(), *v;
+        const char *key;
+
+        if (!copy)
+                return NULL;
+        /* member by member rather than json_copy() and a delete: the largest member is neither
+         * set nor deleted, and the copy's table holds one member fewer when it sizes itself */
+        json_object_foreach((json_t *)meta, key, v)
+        {
+                if (strcmp(key, "managedFields") != 0 && json_object_set(copy, key, v) < 0) {
+                        json_decref(copy);
+                        return NULL;
+                }
+        }
+        return copy;
+}
+
 json_t *wl_pod_slim(const json_t *pod)
 {
         json_t *meta = json_object_get(pod, "metadata");
         /* the metadata is copied only to drop managedFields: without them it is shared */
         json_t *slim = json_object(),
-               *slim_meta =
-                   json_object_get(meta, "managedFields") ? json_copy(meta) : json_incref(meta),
+               *slim_meta = json_object_get(meta, "managedFields")
+                                ? meta_without_managed_fields(meta)
+                                : json_incref(meta),
                *slim_spec = json_object();
         int r = slim && slim_meta && slim_spec ? 0 : -ENOMEM;
 
-        if (r == 0 && slim_meta != meta)
-                json_object_del(slim_meta, "managedFields");
         if (r == 0)
                 r = share(slim, pod, "apiVersion") | share(slim, pod, "kind") |
                     share(slim, pod, "status") |
@@ -169,22 +190,83 @@ static int cache_put(struct wl_cache *cache, bool pods, const json_t *object)
         return r;
 }
 
-static void seen(struct xp_workloads *w, const json_t *object, enum wl_event event)
+static bool adopters_exist(const struct xp_workloads *w)
+{
+        return w->cache[WL_REPLICASETS].map.n > 0 || w->cache[WL_DAEMONSETS].map.n > 0;
+}
+
+bool wl_pod_cached(const struct xp_workloads *w, const json_t *pod)
+{
+        return adopters_exist(w) || xp_owner_controller_ref(pod) != NULL;
+}
+
+static void unreadable(const char *ns, const char *name, const char *why, void *userdata)
+{
+        (void)ns, (void)name, (void)why, (void)userdata; /* the informer's list says them */
+}
+
+int wl_orphans_fill(struct xp_workloads *w, struct xp_error *err)
+{
+        json_t *pods, *pod;
+        uint64_t version;
+        size_t i;
+        int r;
+
+        if (!w->orphans_left_out || !adopters_exist(w))
+                return 0;
+        /* newer than what the informer delivered: the events still to come bring each pod
+         * back to its latest state by the end of the sync that delivers them */
+        r = xp_store_list_readable(xp_registry_store(w->registry),
+                                   "pods",
+                                   NULL,
+                                   &(struct xp_store_skip){.fn = unreadable},
+                                   &pods,
+                                   &version,
+                                   err);
+        if (r < 0)
+                return r;
+        json_array_foreach(pods, i, pod)
+        {
+                if (!xp_owner_controller_ref(pod) && cache_put(&w->cache[WL_PODS], true, pod) < 0) {
+                        json_decref(pods);
+                        return xp_errorf(err, -ENOMEM, "workloads: out of memory");
+                }
+        }
+        json_decref(pods);
+        w->orphans_left_out = false;
+        return 0;
+}
+
+/* An object of resource (the store's kind it came from) was added, changed or deleted. */
+static void
+seen_as(struct xp_workloads *w, const char *resource, const json_t *object, enum wl_event event)
 {
         bool deleted = event == WL_DELETED;
-        const char *resource = resource_of(object);
 
-        if (!resource)
-                return;
         for (size_t i = 0; i < WL_N; i++) {
+                bool left_out;
+
                 if (strcmp(cached[i], resource) != 0)
                         continue;
-                if (deleted)
-                        wl_cache_del(&w->cache[i], object);
-                else if (cache_put(&w->cache[i], i == WL_PODS, object) < 0)
+                left_out = !deleted && i == WL_PODS && !wl_pod_cached(w, object);
+                w->orphans_left_out |= left_out;
+                if (deleted || left_out) {
+                        /* a pod left out must not be read as it was when cached */
+                        if (w->cache[i].map.n > 0)
+                                wl_cache_del(&w->cache[i], object);
+                } else if (cache_put(&w->cache[i], i == WL_PODS, object) < 0)
                         continue; /* the next relist brings it back */
         }
         wl_on_any(w, resource, object, event);
+}
+
+/* Any kind's object: its resource read from its apiVersion and kind (left alone when unknown). */
+static void seen(struct xp_workloads *w, const json_t *object, enum wl_event event)
+{
+        const char *resource = resource_of(object);
+
+        if (resource)
+                seen_as(w, resource, object, event);
 }
 
 static void on_add(void *userdata, const json_t *object, uint64_t version)
@@ -205,6 +287,25 @@ static void on_delete(void *userdata, const json_t *object, uint64_t version)
         seen(userdata, object, WL_DELETED);
 }
 
+/* Pods, the busiest kind, come from the pods' log: no search of the kinds' table for each. */
+static void on_pod_add(void *userdata, const json_t *pod, uint64_t version)
+{
+        (void)version;
+        seen_as(userdata, "pods", pod, WL_ADDED);
+}
+
+static void on_pod_update(void *userdata, const json_t *pod, uint64_t version)
+{
+        (void)version;
+        seen_as(userdata, "pods", pod, WL_UPDATED);
+}
+
+static void on_pod_delete(void *userdata, const json_t *pod, uint64_t version)
+{
+        (void)version;
+        seen_as(userdata, "pods", pod, WL_DELETED);
+}
+
 int wl_handlers_make(struct xp_workloads *w)
 {
         w->handlers = calloc(xp_kinds_n, sizeof(*w->handlers));
@@ -214,11 +315,13 @@ int wl_handlers_make(struct xp_workloads *w)
                 /* Events own nothing and nothing owns them: the busiest kind, left out */
                 if (strcmp(xp_kinds[i]->plural, "events") == 0)
                         continue;
+                bool pods = strcmp(xp_kinds[i]->plural, "pods") == 0;
+
                 w->handlers[w->n_handlers++] = (struct xp_informer_handler){
                     .resource = xp_kinds[i]->plural,
-                    .add = on_add,
-                    .update = on_update,
-                    .delete = on_delete,
+                    .add = pods ? on_pod_add : on_add,
+                    .update = pods ? on_pod_update : on_update,
+                    .delete = pods ? on_pod_delete : on_delete,
                 };
         }
         return 0;

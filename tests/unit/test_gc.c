@@ -228,6 +228,46 @@ static void test_partial_owners(void **state)
         xp_gc_graph_done(&g);
 }
 
+/* A new state of a known object replaces what the graph says of it: its owners, its deletion
+ * and its finalizers, whether its owners changed or not, and its place when the uid is reused. */
+static void test_put_again(void **state)
+{
+        struct xp_gc_graph g;
+        const struct xp_gc_object *o;
+
+        (void)state;
+        build(&g, "", "");
+        put(&g,
+            "pods",
+            "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1-a\",\"namespace\":\"default\","
+            "\"uid\":\"pa\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
+            "\"finalizers\":[\"foregroundDeletion\"],\"ownerReferences\":[{\"kind\":"
+            "\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"r1\",\"blockOwnerDeletion\":true}]}}");
+        o = xp_gc_graph_get(&g, "pa");
+        assert_non_null(o);
+        assert_true(o->deleting);
+        assert_true(o->foreground);
+        assert_int_equal(o->n_owners, 1);
+        assert_true(o->owners[0].block);
+        put(&g,
+            "pods",
+            "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1-a\",\"namespace\":\"default\","
+            "\"uid\":\"pa\",\"ownerReferences\":[{\"kind\":\"Deployment\",\"name\":\"web\","
+            "\"uid\":\"d1\"},{\"kind\":\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"r1\"}]}}");
+        o = xp_gc_graph_get(&g, "pa");
+        assert_false(o->deleting);
+        assert_false(o->foreground);
+        assert_int_equal(o->n_owners, 2);
+        assert_string_equal(o->owners[0].uid, "d1");
+        assert_false(o->owners[1].block);
+        put(&g, "pods", "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"other\",\"uid\":\"pa\"}}");
+        o = xp_gc_graph_get(&g, "pa");
+        assert_string_equal(o->name, "other");
+        assert_string_equal(o->namespace, "");
+        assert_int_equal(o->n_owners, 0);
+        xp_gc_graph_done(&g);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -237,6 +277,7 @@ int main(void)
             cmocka_unit_test(test_orphan),
             cmocka_unit_test(test_partial_owners),
             cmocka_unit_test(test_unknown_kind),
+            cmocka_unit_test(test_put_again),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

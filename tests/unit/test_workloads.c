@@ -210,6 +210,41 @@ static void test_recreate_waits_for_the_old_pods(void **state)
         assert_false(terminating);
 }
 
+#define BARE_POD                                                                                     \
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"bare\",\"namespace\":"     \
+        "\"default\",\"uid\":\"bare-uid\",\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{" \
+        "\"name\":\"c\",\"image\":\"x\"}]},\"status\":{\"phase\":\"Pending\"}}"
+#define WEB_RS                                                                                          \
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web\","           \
+        "\"namespace\":\"default\",\"uid\":\"web-uid\"},\"spec\":{\"replicas\":1,\"selector\":{"        \
+        "\"matchLabels\":{\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}}," \
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}}}"
+
+/* A pod of no controller is cached only while a ReplicaSet or DaemonSet could adopt it; one that
+ * comes later still finds it (read from the store) and adopts it rather than creating one. */
+static void test_orphan_adopted_by_a_later_replicaset(void **state)
+{
+        struct fixture *f = *state;
+        const json_t *ref;
+        json_t *pods = NULL, *pod;
+        uint64_t version;
+
+        fixture_put_text(&f->base, "pods", "default", "bare", BARE_POD);
+        settle(f);
+        assert_int_equal(f->w->cache[WL_PODS].map.n, 0); /* nothing can adopt it: not kept */
+        assert_true(f->w->orphans_left_out);
+        fixture_put_text(&f->base, "replicasets", "default", "web", WEB_RS);
+        settle(f);
+        assert_false(f->w->orphans_left_out);
+        assert_int_equal(xp_store_list(f->base.store, "pods", "default", &pods, &version, NULL), 0);
+        assert_int_equal(json_array_size(pods), 1); /* adopted: none created beside it */
+        pod = json_array_get(pods, 0);
+        assert_string_equal(xp_json_str_at(pod, "metadata.name", ""), "bare");
+        ref = json_array_get(xp_json_at(pod, "metadata.ownerReferences"), 0);
+        assert_string_equal(xp_json_str_at(ref, "uid", ""), "web-uid");
+        json_decref(pods);
+}
+
 static void test_pod_slim(void **state)
 {
         (void)state;
@@ -408,6 +443,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_gc_foreground, setup, teardown),
             cmocka_unit_test(test_pod_slim),
             cmocka_unit_test_setup_teardown(test_recreate_waits_for_the_old_pods, setup, teardown),
+            cmocka_unit_test_setup_teardown(
+                test_orphan_adopted_by_a_later_replicaset, setup, teardown),
             cmocka_unit_test_setup_teardown(test_pod_admission_same_as_api, setup, teardown),
         };
 
