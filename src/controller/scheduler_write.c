@@ -137,7 +137,9 @@ int pending_refresh(struct xp_scheduler *s, struct pending *p)
         uint64_t version;
         int r;
 
-        r = xp_store_get(
+        /* read-only, as every pod the entry holds (the informer's): the store's readers' own
+         * object when the ring has it, not a parse of its text */
+        r = xp_store_get_shared(
             xp_registry_store(s->registry), "pods", p->namespace, p->name, &pod, &version, NULL);
         if (r == -ENOENT || (r >= 0 && !pod_is_ours_pending(pod))) {
                 p->drop = true;
