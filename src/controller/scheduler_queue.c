@@ -98,6 +98,32 @@ static bool pod_request_changed(const json_t *old, const json_t *new)
                !same_member(old, new, "metadata", "annotations");
 }
 
+/*
+ * What the entry made of the pod (its decoded form, its shape) serves the new version too when
+ * that changed nothing they are made of or their readers look at: the spec, the labels,
+ * annotations, owners, uid and deletion of its metadata, its phase and nominatedNodeName. Every
+ * waiting pod gets such a version (its PodScheduled=False, written by the scheduler itself), and
+ * freeing and decoding the pod again for its next attempt cost more than the attempt.
+ */
+static void derived_carry(struct pending *p, const json_t *pod, uint64_t version)
+{
+        static const struct {
+                const char *part, *key;
+        } read[] = {{"metadata", "uid"},
+                    {"metadata", "ownerReferences"},
+                    {"metadata", "deletionTimestamp"},
+                    {"status", "phase"},
+                    {"status", "nominatedNodeName"}};
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(read); i++)
+                if (!same_member(p->pod, pod, read[i].part, read[i].key))
+                        return;
+        if (p->decoded && p->decoded_version == p->version)
+                p->decoded_version = version;
+        if (p->shape && p->shape_version == p->version)
+                p->shape_version = version;
+}
+
 /* The pod's queue, kept with it: a pass orders by queue, and asking for every pending pod each
  * pass cost more than placing them. -ENOMEM. */
 int pending_queue_read(struct xp_scheduler *s, struct pending *p)
@@ -130,6 +156,8 @@ int pending_upsert(
                 if (pod_request_changed(p->pod, pod)) {
                         p->waiting = false;
                         p->headroom_blind = false;
+                } else {
+                        derived_carry(p, pod, version);
                 }
                 json_decref(p->pod);
                 p->pod = json_incref(pod);

@@ -137,7 +137,9 @@ int pending_refresh(struct xp_scheduler *s, struct pending *p)
         uint64_t version;
         int r;
 
-        r = xp_store_get(
+        /* read-only, as every pod the entry holds (the informer's): the store's readers' own
+         * object when the ring has it, not a parse of its text */
+        r = xp_store_get_shared(
             xp_registry_store(s->registry), "pods", p->namespace, p->name, &pod, &version, NULL);
         if (r == -ENOENT || (r >= 0 && !pod_is_ours_pending(pod))) {
                 p->drop = true;
@@ -177,9 +179,30 @@ static bool says_unschedulable(const json_t *pod, const char *message)
                xp_streq0(json_string_value(json_object_get(c, "message")), message);
 }
 
+/* json_copy() of member key of object set into it (a new one of empty when it is not of its
+ * type): 0, or -1 without memory. */
+static int own_member(json_t *object, const char *key, json_t *empty)
+{
+        json_t *member = json_object_get(object, key), *own = NULL;
+
+        if (!empty)
+                return -1;
+        if (member && json_typeof(member) == json_typeof(empty))
+                own = json_copy(member);
+
+        if (own) {
+                json_decref(empty);
+                empty = own;
+        }
+        return json_object_set_new(object, key, empty);
+}
+
 /*
  * A copy of pod whose PodScheduled condition is False, Unschedulable, message (in place of the
- * one it has, else added), or NULL without memory.
+ * one it has, else added), or NULL without memory. What the write changes is the copy's own (the
+ * object, its metadata, which gets the version written, its status and conditions), the rest
+ * (spec, the other conditions) is shared with pod, as the informer's objects are: read-only. A
+ * deep copy of every waiting pod's containers and volumes cost more than the write.
  */
 static json_t *unschedulable_copy(const json_t *pod, const char *message, const char *now)
 {
@@ -191,19 +214,18 @@ static json_t *unschedulable_copy(const json_t *pod, const char *message, const 
         if (old && xp_streq0(json_string_value(json_object_get(old, "status")), "False") &&
             json_string_value(json_object_get(old, "lastTransitionTime")))
                 transition = json_string_value(json_object_get(old, "lastTransitionTime"));
-        copy = json_deep_copy(pod);
-        if (!copy)
+        copy = json_copy((json_t *)pod);
+        if (!copy || own_member(copy, "metadata", json_object()) < 0 ||
+            own_member(copy, "status", json_object()) < 0) {
+                json_decref(copy);
                 return NULL;
+        }
         status = json_object_get(copy, "status");
-        if (!json_is_object(status)) {
-                status = json_object();
-                json_object_set_new(copy, "status", status);
+        if (own_member(status, "conditions", json_array()) < 0) {
+                json_decref(copy);
+                return NULL;
         }
         conditions = json_object_get(status, "conditions");
-        if (!json_is_array(conditions)) {
-                conditions = json_array();
-                json_object_set_new(status, "conditions", conditions);
-        }
         condition = json_pack("{s:s, s:s, s:n, s:s, s:s, s:s}",
                               "type",
                               "PodScheduled",
@@ -241,15 +263,21 @@ static int update_reported(struct xp_scheduler *s,
         struct xp_registry_event event;
         int r;
 
-        if (!job || !job->event_message)
-                return xp_store_update(xp_registry_store(s->registry),
-                                       "pods",
-                                       p->namespace,
-                                       p->name,
-                                       p->version,
-                                       pod,
-                                       ret_version,
-                                       err);
+        if (!job || !job->event_message) {
+                /* written, the pod is the store's readers' too: they need not parse it again */
+                struct xp_store_written written = {.share = true};
+
+                r = xp_store_update_text(xp_registry_store(s->registry),
+                                         "pods",
+                                         p->namespace,
+                                         p->name,
+                                         p->version,
+                                         pod,
+                                         &written,
+                                         err);
+                *ret_version = written.version;
+                return r;
+        }
         /* about the pod as decided on, as the Event written after the update was */
         event = event_about(
             p->pod, "Warning", "FailedScheduling", job->event_message, job->event_count);

@@ -24,7 +24,9 @@ int xp_registry_pod_update_reported(struct xp_registry *registry,
              .namespace = json_string_value(json_object_get(meta, "namespace")),
              .name = json_string_value(json_object_get(meta, "name")),
              .expected_version = expected_version,
-             .object = pod}};
+             .object = pod,
+             /* the event log's readers share it instead of each parsing its text again */
+             .share = true}};
         const char *event_ns[1] = {NULL};
         bool prepared = false, held = false;
         size_t n = 1;

@@ -73,7 +73,11 @@ static int pod_on_node(const struct request *req, const char *node)
         const char *bound;
         int r;
 
-        r = xp_store_get(req->api->store, "pods", req->namespace, req->name, &pod, &version, NULL);
+        /* the pod as the event log's readers share it (a recent write's), not parsed again: the
+         * agent's status write reads the pod the scheduler or the agent itself wrote a moment
+         * ago, and its handlers only look at what they are handed (api_objects.c) */
+        r = xp_store_get_shared(
+            req->api->store, "pods", req->namespace, req->name, &pod, &version, NULL);
         if (r < 0)
                 return r == -ENOENT ? r : 0;
         bound = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));

@@ -86,7 +86,9 @@ struct request {
 };
 
 struct prefetched {
-        json_t *pod; /* req's namespace and name, as stored at version */
+        /* req's namespace and name, as stored at version: shared with the store's readers
+         * (xp_store_get_shared()), read-only */
+        json_t *pod;
         uint64_t version;
 };
 

@@ -210,13 +210,16 @@ static int event_checked(struct xp_store *store, sqlite3_stmt *st, struct xp_err
                                    err);
 }
 
-int xp_store_get(struct xp_store *store,
-                 const char *kind,
-                 const char *namespace,
-                 const char *name,
-                 json_t **ret_object,
-                 uint64_t *ret_version,
-                 struct xp_error *err)
+/* xp_store_get() and xp_store_get_shared() (shared: the ring's object when it holds the row's
+ * version parsed, after the same checks of the row) */
+static int get_row(struct xp_store *store,
+                   const char *kind,
+                   const char *namespace,
+                   const char *name,
+                   json_t **ret_object,
+                   uint64_t *ret_version,
+                   bool shared,
+                   struct xp_error *err)
 {
         struct conn *c = NULL;
         sqlite3_stmt *st;
@@ -254,7 +257,10 @@ int xp_store_get(struct xp_store *store,
                 r = row_checked(store, st, err);
                 if (r >= 0)
                         r = row_body(store, kind, namespace, name, &body, &len, &plain, err);
-                object = r < 0 ? NULL : store_parse_body(body, len, version);
+                if (r >= 0 && shared)
+                        object = store_recent_object(store, version, kind, namespace, name);
+                if (r >= 0 && !object)
+                        object = store_parse_body(body, len, version);
                 if (!object && r >= 0)
                         r = store_corrupt_body(store, kind, namespace, name, version, err);
         }
@@ -268,6 +274,28 @@ int xp_store_get(struct xp_store *store,
         if (ret_version)
                 *ret_version = version;
         return 0;
+}
+
+int xp_store_get(struct xp_store *store,
+                 const char *kind,
+                 const char *namespace,
+                 const char *name,
+                 json_t **ret_object,
+                 uint64_t *ret_version,
+                 struct xp_error *err)
+{
+        return get_row(store, kind, namespace, name, ret_object, ret_version, false, err);
+}
+
+int xp_store_get_shared(struct xp_store *store,
+                        const char *kind,
+                        const char *namespace,
+                        const char *name,
+                        json_t **ret_object,
+                        uint64_t *ret_version,
+                        struct xp_error *err)
+{
+        return get_row(store, kind, namespace, name, ret_object, ret_version, true, err);
 }
 
 int xp_store_event_before(struct xp_store *store,

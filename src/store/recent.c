@@ -204,6 +204,24 @@ static int parse_missing(struct xp_store *store, struct store_event_list *l)
         return 0;
 }
 
+json_t *store_recent_object(struct xp_store *store,
+                            uint64_t version,
+                            const char *kind,
+                            const char *namespace,
+                            const char *name)
+{
+        json_t *object = NULL;
+        const struct recent *e;
+
+        pthread_mutex_lock(&store->lock);
+        e = store->recent ? &store->recent[version % store->recent_cap] : NULL;
+        if (e && e->version == version && e->object && strcmp(e->kind, kind) == 0 &&
+            strcmp(e->namespace, namespace) == 0 && strcmp(e->name, name) == 0)
+                object = json_incref(e->object);
+        pthread_mutex_unlock(&store->lock);
+        return object;
+}
+
 int store_recent_scan(struct xp_store *store,
                       const char *kind,
                       const char *namespace,

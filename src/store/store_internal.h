@@ -425,6 +425,16 @@ void store_recent_add(struct xp_store *store,
                       json_t *object,
                       struct recent *ret_old);
 /*
+ * The object of the write of version when the ring still holds it parsed and it is the write of
+ * kind/namespace/name: a new reference, shared read-only with the event log's readers; else NULL
+ * (the caller parses the row's text).
+ */
+json_t *store_recent_object(struct xp_store *store,
+                            uint64_t version,
+                            const char *kind,
+                            const char *namespace,
+                            const char *name);
+/*
  * The matching events after since from memory, when the ring reaches back to since: 1 with l
  * filled and *ret_through as xp_store_events_scan() sets it, 0 when it does not (read SQLite),
  * -ENOMEM, -EBADMSG (l holds what to free).

@@ -1242,12 +1242,52 @@ static void group_writes_shared(void **state)
         json_decref(stale);
 }
 
+/* A shared read hands out the object the event log's readers share when the ring holds the row's
+ * version (no parse), a parsed one otherwise (a version the ring never had as an object, another
+ * object's write there); both equal what xp_store_get() reads. */
+static void get_shared_from_ring(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        json_t *a = pod("a", "Pending"), *b = pod("b", "Pending"), *got = NULL, *plain = NULL;
+        struct xp_store_written written = {.share = true};
+        uint64_t va = 0, vb = 0, v = 0;
+
+        /* a: not shared by its writer, and nobody read the log: the ring has its text only */
+        assert_int_equal(xp_store_create(f->store, "Pod", "default", "a", a, &va, &err), 0);
+        assert_int_equal(xp_store_get_shared(f->store, "Pod", "default", "a", &got, &v, &err), 0);
+        assert_int_equal(v, va);
+        assert_ptr_not_equal(got, a);
+        assert_int_equal(xp_store_get(f->store, "Pod", "default", "a", &plain, NULL, &err), 0);
+        assert_true(json_equal(got, plain));
+        json_decref(got);
+        json_decref(plain);
+
+        /* b: the writer gave its object to the readers: the same tree comes back */
+        assert_int_equal(xp_store_create_text(f->store, "Pod", "default", "b", b, &written, &err),
+                         0);
+        vb = written.version;
+        assert_int_equal(xp_store_get_shared(f->store, "Pod", "default", "b", &got, &v, &err), 0);
+        assert_int_equal(v, vb);
+        assert_ptr_equal(got, b);
+        assert_int_equal(xp_store_get(f->store, "Pod", "default", "b", &plain, NULL, &err), 0);
+        assert_ptr_not_equal(plain, b);
+        assert_true(json_equal(got, plain));
+        json_decref(got);
+        json_decref(plain);
+        assert_int_equal(xp_store_get_shared(f->store, "Pod", "default", "c", &got, NULL, &err),
+                         -ENOENT);
+        json_decref(a);
+        json_decref(b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(crud, setup, teardown),
             cmocka_unit_test_setup_teardown(group_writes, setup, teardown),
             cmocka_unit_test_setup_teardown(group_writes_shared, setup, teardown),
+            cmocka_unit_test_setup_teardown(get_shared_from_ring, setup, teardown),
             cmocka_unit_test_setup_teardown(versions_persist, setup, teardown),
             cmocka_unit_test_setup_teardown(list_snapshot, setup, teardown),
             cmocka_unit_test_setup_teardown(events_filters, setup, teardown),

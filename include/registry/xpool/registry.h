@@ -349,7 +349,9 @@ int xp_registry_pod_bind_many(struct xp_registry *registry,
  * one transaction and one wait for the disk for both (the scheduler's PodScheduled=False and its
  * FailedScheduling Event). The Event only if the update is written; one that loses a race is
  * recorded after the group, one into a namespace going away not at all. 0 with *ret_version;
- * the update's -errno with err (-ESTALE, -ENOENT); -EINVAL without a name or version.
+ * the update's -errno with err (-ESTALE, -ENOENT); -EINVAL without a name or version. pod is
+ * shared with the store's readers once written: the caller never changes it after (members it
+ * shares with another object included).
  */
 int xp_registry_pod_update_reported(struct xp_registry *registry,
                                     json_t *pod,

@@ -232,6 +232,20 @@ int xp_store_get(struct xp_store *store,
                  struct xp_error *err);
 
 /*
+ * As xp_store_get(), but the object may be the one the store keeps for the readers of its event
+ * log (a recent write's), shared with them: read-only, the caller never changes it (nor a member
+ * it hands on). It spares a parse of the text, for a reader that only looks (a node's status
+ * write reads the pod it replaces).
+ */
+int xp_store_get_shared(struct xp_store *store,
+                        const char *kind,
+                        const char *namespace,
+                        const char *name,
+                        json_t **ret_object,
+                        uint64_t *ret_version,
+                        struct xp_error *err);
+
+/*
  * All objects of a kind (in one namespace, or all when namespace is NULL), ordered by namespace
  * then name, as a new JSON array, with the store's version at the time of the read (a
  * consistent snapshot: the version to start a watch from).
