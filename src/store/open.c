@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "store_internal.h"
+#include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/random.h"
 
@@ -57,10 +58,53 @@ static bool schema_complete(struct xp_store *store)
                rows == 2;
 }
 
-/* Creates what is missing of the schema and records the store id (the seal's), in one commit. */
+/*
+ * Schema 4's copy of a schema 3 objects table, in a transaction of its own that sets the version
+ * to 4: a crash or a failed statement leaves the store at 3. The copy only saves space, and
+ * needs room for a second copy of the table: on a disk without it the store stays at 3, which
+ * reads and writes as it is, and the next open tries again.
+ */
+static int upgrade_objects(struct xp_store *store, struct xp_error *err)
+{
+        const char *path = store->path;
+        char sql[64];
+        int r;
+
+        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", SCHEMA_VERSION);
+        r = store_exec(path, store->writer, "BEGIN IMMEDIATE", err);
+        if (r >= 0)
+                r = store_objects_upgrade(path, store->writer, err);
+        if (r >= 0)
+                r = store_exec(path, store->writer, sql, err);
+        if (r >= 0)
+                r = store_exec(path, store->writer, "COMMIT", err);
+        if (r < 0) {
+                sqlite3_exec(store->writer, "ROLLBACK", NULL, NULL, NULL);
+                if (!store_space_error(r))
+                        return r;
+                xp_log(LOG_WARNING,
+                       "store %s: not upgraded to schema %d: %s; it stays at %d, which serves "
+                       "as before, and the next start tries again",
+                       path,
+                       SCHEMA_VERSION,
+                       err && err->msg[0] ? err->msg : strerror(-r),
+                       SCHEMA_READABLE);
+                if (err)
+                        *err = (struct xp_error){0};
+                return 0;
+        }
+        /* the copy went through the WAL: give its pages back now, not at the server's stop */
+        return store_exec(path, store->writer, "PRAGMA wal_checkpoint(TRUNCATE)", err);
+}
+
+/*
+ * Creates what is missing of the schema and records the store id (the seal's), in one commit;
+ * then schema 4's copy of an older objects table, in another.
+ */
 static int init_schema(struct xp_store *store, struct xp_error *err)
 {
         const char *path = store->path;
+        bool without_rowid = false;
         char sql[256];
         int r;
 
@@ -69,28 +113,30 @@ static int init_schema(struct xp_store *store, struct xp_error *err)
         r = store_exec(path, store->writer, "BEGIN IMMEDIATE", err);
         if (r < 0)
                 return r;
-        snprintf(sql,
-                 sizeof(sql),
-                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', %" PRId64 ");"
-                 "PRAGMA application_id = %d; PRAGMA user_version = %d;",
-                 (int64_t)store->seal.store_id,
-                 APPLICATION_ID,
-                 SCHEMA_VERSION);
         r = store_exec(path, store->writer, store_tables_sql, err);
         if (r >= 0)
                 r = store_exec(path, store->writer, meta_rows_sql, err);
         if (r >= 0)
                 r = store_checksum_upgrade(path, store->writer, err);
-        /* last: it copies the rows as the upgrades before left them */
         if (r >= 0)
-                r = store_objects_upgrade(path, store->writer, err);
-        if (r >= 0)
+                r = store_objects_without_rowid(path, store->writer, &without_rowid, err);
+        if (r >= 0) {
+                snprintf(sql,
+                         sizeof(sql),
+                         "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', %" PRId64
+                         ");PRAGMA application_id = %d; PRAGMA user_version = %d;",
+                         (int64_t)store->seal.store_id,
+                         APPLICATION_ID,
+                         without_rowid ? SCHEMA_READABLE : SCHEMA_VERSION);
                 r = store_exec(path, store->writer, sql, err);
+        }
         if (r >= 0)
                 r = store_exec(path, store->writer, "COMMIT", err);
-        if (r < 0)
+        if (r < 0) {
                 sqlite3_exec(store->writer, "ROLLBACK", NULL, NULL, NULL);
-        return r;
+                return r;
+        }
+        return without_rowid ? upgrade_objects(store, err) : 0;
 }
 
 /*

@@ -39,8 +39,9 @@
  * (STORE_EVENT_BODY); 4: objects is a rowid table (schema.c). An older store is upgraded at open.
  */
 #define SCHEMA_VERSION 4
-/* The oldest schema whose rows this code reads as they are: a store at it on a full disk opens
- * read-only, its upgrade left to the first write that finds room (write.c). */
+/* The oldest schema this code reads and writes as it is: a store at it whose open finds the disk
+ * full opens read-only, the rest of its open left to the first write that finds room (write.c);
+ * one with room to write but not for schema 4's copy of its objects table stays at it (open.c). */
 #define SCHEMA_READABLE 3
 #define APPLICATION_ID  0x78706f6c /* "xpol" */
 

@@ -455,9 +455,10 @@ static void upgraded(void **state)
         struct xp_store_report report;
         struct xp_error err = {0};
         struct contents before, fresh, after;
-        char fresh_path[128];
+        char fresh_path[128], wal[128];
         struct xp_store *store;
         char *expected, *got;
+        struct stat st;
 
         make_schema3(t->path, OBJECTS);
         before = contents_of(t->path);
@@ -470,6 +471,10 @@ static void upgraded(void **state)
         expected = expected_served(t->path);
 
         store = open_ok(t->path);
+        /* the copy's pages (more than 1 MiB here: see killed) left the WAL at the upgrade */
+        snprintf(wal, sizeof(wal), "%s-wal", t->path);
+        assert_int_equal(stat(wal, &st), 0);
+        assert_true(st.st_size < 256 * 1024);
         got = served(store);
         xp_store_close(store);
         assert_string_equal(got, expected);
@@ -561,8 +566,8 @@ static void failed(void **state)
 }
 
 /*
- * A full disk at the upgrade: the schema 3 store opens read-only and serves what it holds; the
- * first write that finds room upgrades it, then goes in.
+ * A full disk at the open: the schema 3 store opens read-only and serves what it holds; the
+ * first write that finds room finishes the open (and the upgrade), then goes in.
  */
 static void full_disk(void **state)
 {
@@ -575,7 +580,7 @@ static void full_disk(void **state)
 
         make_schema3(t->path, 300);
         expected = expected_served(t->path);
-        fail_at = "ALTER TABLE objects RENAME";
+        fail_at = "CREATE TABLE IF NOT EXISTS meta";
         fail_code = SQLITE_FULL;
         store = open_ok(t->path);
         assert_true(xp_store_readonly(store, why, sizeof(why)));
@@ -602,6 +607,43 @@ static void full_disk(void **state)
         contents_free(&after);
         json_decref(o);
         free(expected);
+}
+
+/*
+ * Room to write but not for the copy: the store opens writable at schema 3 (the copy only saves
+ * space), takes writes, and the next open upgrades it; the failed copy is not tried again before.
+ */
+static void no_room_for_copy(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_error err = {0};
+        struct xp_store *store;
+        struct contents after;
+        json_t *o = json_pack("{s:{s:s}}", "metadata", "name", "late");
+        char why[128];
+
+        make_schema3(t->path, 300);
+        fail_at = "INSERT INTO objects (kind, namespace, name, version, body, checksum) SELECT";
+        fail_code = SQLITE_FULL;
+        store = open_ok(t->path);
+        assert_false(xp_store_readonly(store, why, sizeof(why)));
+        assert_int_equal(xp_store_create(store, "Secret", "default", "late", o, NULL, &err), 0);
+        fail_at = NULL;
+        assert_int_equal(xp_store_create(store, "Secret", "default", "later", o, NULL, &err), 0);
+        xp_store_close(store);
+        after = contents_of(t->path);
+        assert_int_equal(after.schema, SCHEMA_READABLE);
+        assert_true(after.without_rowid);
+        assert_non_null(strstr(after.objects, "late"));
+        contents_free(&after);
+
+        xp_store_close(open_ok(t->path));
+        after = contents_of(t->path);
+        assert_int_equal(after.schema, SCHEMA_VERSION);
+        assert_false(after.without_rowid);
+        assert_non_null(strstr(after.objects, "later"));
+        contents_free(&after);
+        json_decref(o);
 }
 
 /* A row's body changed behind the store's back (its checksum no longer holds). */
@@ -680,6 +722,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(killed, setup, teardown),
             cmocka_unit_test_setup_teardown(failed, setup, teardown),
             cmocka_unit_test_setup_teardown(full_disk, setup, teardown),
+            cmocka_unit_test_setup_teardown(no_room_for_copy, setup, teardown),
             cmocka_unit_test_setup_teardown(recovered, setup, teardown),
             cmocka_unit_test_setup_teardown(newer_refused, setup, teardown),
         };
