@@ -11,19 +11,14 @@ data=$tmp/data
 server_pid=
 base=
 
-stop_server() {
-  [[ -n "$server_pid" ]] || return 0
-  kill -TERM "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
-trap 'stop_server; release_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server TERM; release_tmp; rm -rf "$tmp"' EXIT
 
-api() { # method, path, [body]: the answer in $tmp/body, the status printed
-  local token
+api() { # method, path, [body]: the answer in $tmp/body, the status printed (a PATCH is a merge patch)
+  local token type=application/json
   token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$data/admin.kubeconfig" | head -1)
+  [[ $1 == PATCH ]] && type=application/merge-patch+json
   curl -sS --max-time 30 --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $token" \
-    -H 'Content-Type: application/json' -X "$1" ${3:+--data "$3"} -o "$tmp/body" \
+    -H "Content-Type: $type" -X "$1" ${3:+--data "$3"} -o "$tmp/body" \
     -w '%{http_code}' "$base$2"
 }
 
@@ -50,10 +45,12 @@ for i in $(seq 1 24); do
   [[ $code == 201 ]] || { echo "FAIL creating cm$i: $code"; cat "$tmp/body"; exit 1; }
 done
 # an update: its event's body moves out of the objects row
-[[ $(api PATCH /api/v1/namespaces/default/configmaps/cm1 '{"data":{"i":"one"}}') == 200 ]] || true
+code=$(api PATCH /api/v1/namespaces/default/configmaps/cm1 '{"data":{"i":"one"}}')
+[[ $code == 200 ]] || { echo "FAIL the update of cm1: $code"; cat "$tmp/body"; exit 1; }
 items >"$tmp/before"
 expect_count "24 ConfigMaps before" "$tmp/before" 24 " cm"
-stop_server
+expect_in "cm1 as updated" "$tmp/before" '"i": "one"'
+stop_server TERM
 
 # the store as schema 3 kept it: the same rows, the objects table WITHOUT ROWID
 "$py" - "$data/state.db" <<'EOF'
@@ -83,7 +80,7 @@ code=$(api POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind"
 [[ $code == 201 ]] || { echo "FAIL a create after the upgrade: $code"; cat "$tmp/body"; failures=$((failures + 1)); }
 code=$(api POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm1"}}')
 [[ $code == 409 ]] || { echo "FAIL a create of an upgraded object's name: $code, not 409"; failures=$((failures + 1)); }
-stop_server
+stop_server TERM
 
 "$py" -c '
 import sqlite3, sys
