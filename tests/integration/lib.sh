@@ -154,17 +154,26 @@ poll() { # name, seconds, expected, command...: runs command until its output is
 # below the kernel's ephemeral range, so no listener on port 0 and no outgoing connection of a
 # parallel test takes it meanwhile, and not accepting connections now. Claimed under
 # $port_claims (mkdir is atomic), so that two tests running at once never pick the same one; the
-# claim names this script's pid and goes at its end (release_tmp).
+# claim names this script's pid and goes at its end (release_tmp); a killed script's is taken over.
 port_claims=${TMPDIR:-/tmp}/xpool-test-ports
 port_before_listener() {
-  local low port i claim
+  local low port i claim owner
   read -r low _ </proc/sys/net/ipv4/ip_local_port_range
   [[ $low -gt 11000 ]] || low=32768
-  mkdir -p "$port_claims"
+  mkdir -p -m 1777 "$port_claims"
   for ((i = 0; i < 50; i++)); do
     port=$((10000 + RANDOM % (low - 10000)))
     claim=$port_claims/$port
-    mkdir "$claim" 2>/dev/null || continue # another test's (or a killed one's: left unused)
+    if ! mkdir "$claim" 2>/dev/null; then
+      # another test's; one that was killed gives it back (a dead pid, or none written within
+      # the minute since its claim)
+      [[ -n $(find "$claim" -maxdepth 0 -mmin +1 2>/dev/null) ]] || continue
+      owner=$(cat "$claim/pid" 2>/dev/null || true)
+      [[ -n $owner ]] && kill -0 "$owner" 2>/dev/null && continue
+      mv "$claim" "$claim.gone.$$" 2>/dev/null || continue # one taker only: rename is atomic
+      rm -rf "$claim.gone.$$"
+      mkdir "$claim" 2>/dev/null || continue
+    fi
     echo "$$" >"$claim/pid"
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       rm -rf "$claim" # in use by something else: not ours to hold
