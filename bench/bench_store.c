@@ -186,16 +186,50 @@ static int make_schema3(const char *path)
         return rc == SQLITE_OK ? 0 : 1;
 }
 
+/* The run's figures (from the store's counters and the process's usage): 1 when a create failed. */
+static int print_results(double elapsed)
+{
+        struct xp_store_stats stats;
+        struct rusage usage;
+        int r = 0;
+
+        if (atomic_load(&failed)) {
+                r = 1;
+        } else {
+                xp_store_stats(store, &stats);
+                qsort(latencies, (size_t)count, sizeof(*latencies), cmp_double);
+                printf("creates/s          %10.0f\n", (double)count / elapsed);
+                printf("latency p50        %10.2f ms\n", latencies[count / 2] * 1e3);
+                printf("latency p99        %10.2f ms\n",
+                       latencies[(size_t)((double)count * 0.99)] * 1e3);
+                printf("latency max        %10.2f ms\n", latencies[count - 1] * 1e3);
+                printf("commits (fsyncs)   %10" PRIu64 " for %" PRIu64
+                       " writes: %.3f per write, %.1f writes per commit, at most %" PRIu64 "\n",
+                       stats.commits,
+                       stats.writes,
+                       (double)stats.commits / (double)stats.writes,
+                       (double)stats.writes / (double)stats.commits,
+                       stats.max_batch);
+                printf("checkpoints        %10" PRIu64 "\n", stats.checkpoints);
+        }
+        getrusage(RUSAGE_SELF, &usage);
+        printf("CPU per create     %10.1f us (user+system of the whole process)\n",
+               cpu_seconds(&usage) * 1e6 / (double)count);
+        printf("switches           %10.2f voluntary, %.2f preempted per create\n",
+               (double)usage.ru_nvcsw / (double)count,
+               (double)usage.ru_nivcsw / (double)count);
+        printf("peak RSS           %10ld KiB\n", usage.ru_maxrss);
+        return r;
+}
+
 int main(int argc, char **argv)
 {
         bool upgrade = argc > 1 && strcmp(argv[1], "--upgrade") == 0;
         long threads = argc > 1 + upgrade ? strtol(argv[1 + upgrade], NULL, 10) : 32;
         const char *tmpdir = argc > 3 + upgrade ? argv[3 + upgrade] : (getenv("TMPDIR") ?: "/tmp");
         struct xp_store_options options = {0};
-        struct xp_store_stats stats;
         struct xp_error err = {0};
         char dir[512], path[600], side[640];
-        struct rusage usage;
         pthread_t *th;
         double t0, elapsed;
         int r = 0;
@@ -243,32 +277,7 @@ int main(int argc, char **argv)
                 pthread_join(th[i], NULL);
         elapsed = now() - t0;
 
-        if (atomic_load(&failed)) {
-                r = 1;
-        } else {
-                xp_store_stats(store, &stats);
-                qsort(latencies, (size_t)count, sizeof(*latencies), cmp_double);
-                printf("creates/s          %10.0f\n", (double)count / elapsed);
-                printf("latency p50        %10.2f ms\n", latencies[count / 2] * 1e3);
-                printf("latency p99        %10.2f ms\n",
-                       latencies[(size_t)((double)count * 0.99)] * 1e3);
-                printf("latency max        %10.2f ms\n", latencies[count - 1] * 1e3);
-                printf("commits (fsyncs)   %10" PRIu64 " for %" PRIu64
-                       " writes: %.3f per write, %.1f writes per commit, at most %" PRIu64 "\n",
-                       stats.commits,
-                       stats.writes,
-                       (double)stats.commits / (double)stats.writes,
-                       (double)stats.writes / (double)stats.commits,
-                       stats.max_batch);
-                printf("checkpoints        %10" PRIu64 "\n", stats.checkpoints);
-        }
-        getrusage(RUSAGE_SELF, &usage);
-        printf("CPU per create     %10.1f us (user+system of the whole process)\n",
-               cpu_seconds(&usage) * 1e6 / (double)count);
-        printf("switches           %10.2f voluntary, %.2f preempted per create\n",
-               (double)usage.ru_nvcsw / (double)count,
-               (double)usage.ru_nivcsw / (double)count);
-        printf("peak RSS           %10ld KiB\n", usage.ru_maxrss);
+        r = print_results(elapsed);
 
         xp_store_close(store);
         if (!r && upgrade) {
