@@ -699,7 +699,8 @@ static int keep_unknown(struct xp_decode_ctx *ctx,
                 json_decref(copy);
                 return -ENOMEM;
         }
-        if (json_object_set_new(*extra, key, copy) < 0)
+        /* key is a JSON object's: valid UTF-8 already (jansson's rule for every key it holds) */
+        if (json_object_set_new_nocheck(*extra, key, copy) < 0)
                 return -ENOMEM;
         return 0;
 }

@@ -23,19 +23,22 @@
 
 /* ---- setting what is unset ------------------------------------------------------------------ */
 
-static bool unset(const json_t *object, const char *key)
+static bool unset_value(const json_t *v)
 {
-        const json_t *v = json_object_get(object, key);
-
         return !v || json_is_null(v);
 }
 
-/* A plain Go string: "" is unset too. */
+static bool unset(const json_t *object, const char *key)
+{
+        return unset_value(json_object_get(object, key));
+}
+
+/* A plain Go string: "" is unset too. One lookup of the key (a pod's create asks about 30). */
 static bool unset_string(const json_t *object, const char *key)
 {
         const json_t *v = json_object_get(object, key);
 
-        return unset(object, key) || (json_is_string(v) && !json_string_length(v));
+        return unset_value(v) || (json_is_string(v) && !json_string_length(v));
 }
 
 /* A plain Go integer: 0 is unset too. */
@@ -43,7 +46,7 @@ static bool unset_number(const json_t *object, const char *key)
 {
         const json_t *v = json_object_get(object, key);
 
-        return unset(object, key) || (json_is_integer(v) && json_integer_value(v) == 0);
+        return unset_value(v) || (json_is_integer(v) && json_integer_value(v) == 0);
 }
 
 /* Sets key to value (taken) on an object; NULL value: -ENOMEM. Every key is an ASCII literal of

@@ -255,12 +255,14 @@ static int check_object(const struct xp_kind *kind,
                         struct reply *ret)
 {
         struct xp_error err = {0};
-        const char *name = json_string_value(json_object_get(metadata_of(json), "name"));
         int r = kind->from_json(json, NULL, flags, ret_object, &err);
+        const char *name;
 
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
+                /* looked up for the message only: two lookups a create otherwise */
+                name = json_string_value(json_object_get(metadata_of(json), "name"));
                 if (!name || !name[0])
                         name =
                             json_string_value(json_object_get(metadata_of(json), "generateName"));
