@@ -9,6 +9,7 @@
 
 #include "schema.h"
 #include "xpool/apischema.h"
+#include "xpool/jsonliteral.h"
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -939,13 +940,13 @@ static int encode_scalar(const struct xp_field *field, const void *value, json_t
         case XP_FT_INT32:
                 if (!always && *(const int64_t *)value == 0)
                         return 0;
-                *ret = json_integer(*(const int64_t *)value);
+                *ret = xp_json_integer(*(const int64_t *)value);
                 return 1;
         case XP_FT_OPT_INT64:
         case XP_FT_OPT_INT32:
                 if (!((const struct xp_opt_int64 *)value)->set)
                         return 0;
-                *ret = json_integer(((const struct xp_opt_int64 *)value)->value);
+                *ret = xp_json_integer(((const struct xp_opt_int64 *)value)->value);
                 return 1;
         case XP_FT_BOOL:
                 if (!always && !*(const bool *)value)
@@ -989,7 +990,8 @@ static int encode_scalar(const struct xp_field *field, const void *value, json_t
 
                 if (!name)
                         return 0;
-                *ret = json_string_nocheck(name); /* a name of the schema's table */
+                /* a name of the schema's table: one node for all trees (xpool/jsonliteral.h) */
+                *ret = xp_json_literal(name);
                 return 1;
         }
         default:

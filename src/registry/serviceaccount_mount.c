@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "registry_internal.h"
+#include "xpool/jsonliteral.h"
 #include "xpool/macro.h"
 #include "xpool/registry.h"
 
@@ -197,10 +198,10 @@ static int mount_in(json_t *list, const char *name)
                 }
                 if (json_array_append_new(
                         mounts,
-                        with_string(
+                        with(
                             with(with_string(json_object(), "name", name), "readOnly", json_true()),
                             "mountPath",
-                            XP_SERVICEACCOUNT_MOUNT_PATH)) < 0)
+                            xp_json_literal(XP_SERVICEACCOUNT_MOUNT_PATH))) < 0)
                         return -ENOMEM;
                 added = 1;
         }
