@@ -649,6 +649,10 @@ static bool holds_integral_real(const json_t *json)
         const json_t *member;
         size_t i;
 
+        /* the program's shared trees hold none (xpool/jsonliteral.h): the kube-api-access
+         * volume's source inside a pod's volumes is not walked on every create */
+        if (json_is_object(json) && xp_json_is_shared_tree(json))
+                return false;
         json_object_foreach((json_t *)json, key, member)
         {
                 if (integral_real(member) || holds_integral_real(member))

@@ -307,8 +307,11 @@ static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
 
 static void shared_tolerations_build(void)
 {
-        for (size_t k = 0; k < 2; k++)
+        for (size_t k = 0; k < 2; k++) {
                 shared_tolerations[k] = toleration(taints[k], XP_POD_DEFAULT_TOLERATION_SECONDS);
+                /* a body's checks need not walk them on every create (test_pod_defaults) */
+                xp_json_shared_tree_mark(shared_tolerations[k]);
+        }
 }
 
 static json_t *default_toleration(size_t k, int64_t seconds)

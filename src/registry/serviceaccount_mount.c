@@ -134,6 +134,9 @@ static void shared_sources_build(void)
 {
         shared_sources[0] = projected_source(false);
         shared_sources[1] = projected_source(true);
+        /* a body's checks need not walk them on every create (test_serviceaccount_mount) */
+        xp_json_shared_tree_mark(shared_sources[0]);
+        xp_json_shared_tree_mark(shared_sources[1]);
 }
 
 /* The volume, named name, with its projected source (shared, or a new one without memory). */

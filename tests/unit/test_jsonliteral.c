@@ -144,12 +144,35 @@ static void shares_small_integers(void **state)
                 json_decref(*n);
 }
 
+/* Marked trees are known by address; past the table's room, later ones are not marked. */
+static void marks_shared_trees(void **state)
+{
+        json_t *trees[XP_JSON_SHARED_TREES + 2], *other = json_object();
+        (void)state;
+
+        for (size_t i = 0; i < XP_JSON_SHARED_TREES + 2; i++) {
+                trees[i] = json_object();
+                xp_json_shared_tree_mark(trees[i]);
+        }
+        for (size_t i = 0; i < XP_JSON_SHARED_TREES; i++)
+                assert_true(xp_json_is_shared_tree(trees[i]));
+        assert_false(xp_json_is_shared_tree(trees[XP_JSON_SHARED_TREES]));
+        assert_false(xp_json_is_shared_tree(trees[XP_JSON_SHARED_TREES + 1]));
+        assert_false(xp_json_is_shared_tree(other));
+        assert_false(xp_json_is_shared_tree(NULL));
+        /* marked trees live as long as the process, as the program's own do */
+        json_decref(trees[XP_JSON_SHARED_TREES]);
+        json_decref(trees[XP_JSON_SHARED_TREES + 1]);
+        json_decref(other);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(shares_one_node_per_literal),
             cmocka_unit_test(serves_trees),
             cmocka_unit_test(shares_small_integers),
+            cmocka_unit_test(marks_shared_trees),
             cmocka_unit_test(serves_threads),
             /* last: it fills the table */
             cmocka_unit_test(outgrows_the_table),

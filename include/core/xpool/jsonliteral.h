@@ -15,6 +15,7 @@
  */
 
 #include <jansson.h>
+#include <stdbool.h>
 
 /*
  * A new reference to the process's node of literal, a string of static storage that never
@@ -31,3 +32,19 @@ json_t *xp_json_literal(const char *literal);
  * json_integer(value) otherwise. NULL only without memory. Safe from any thread.
  */
 json_t *xp_json_integer(json_int_t value);
+
+/* The most trees xp_json_shared_tree_mark() keeps. */
+#define XP_JSON_SHARED_TREES 8
+
+/*
+ * Marks tree, one of the program's own that every new object shares by reference (the
+ * kube-api-access volume's projected sources, the default tolerations), as one a body's checks
+ * need not walk again on every create: the API schema's check of its members and the decode's
+ * search for integral reals. Its maker's tests hold it to both (it passes the check of its type,
+ * strictly, and holds no real). Past XP_JSON_SHARED_TREES, a tree is not marked (and is walked,
+ * as before). Safe from any thread.
+ */
+void xp_json_shared_tree_mark(const json_t *tree);
+
+/* Whether json is a marked tree (by address). */
+bool xp_json_is_shared_tree(const json_t *json);
