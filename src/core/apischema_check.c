@@ -9,6 +9,7 @@
 
 #include "schema.h"
 #include "xpool/apischema.h"
+#include "xpool/jsonliteral.h"
 #include "xpool/quantity.h"
 
 static int check_value(struct xp_decode_ctx *ctx, const struct xp_apivalue *v, const json_t *json);
@@ -54,7 +55,8 @@ static int check_below(struct xp_decode_ctx *ctx,
 {
         int r;
 
-        if (json_is_null(json))
+        /* one of the program's own trees, which passed when it was made (xpool/jsonliteral.h) */
+        if (json_is_null(json) || (json_is_object(json) && xp_json_is_shared_tree(json)))
                 return 0;
         if (segment == FIELD)
                 xp_path_push_field(&ctx->path, name);

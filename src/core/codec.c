@@ -9,6 +9,7 @@
 
 #include "schema.h"
 #include "xpool/apischema.h"
+#include "xpool/jsonliteral.h"
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -648,6 +649,10 @@ static bool holds_integral_real(const json_t *json)
         const json_t *member;
         size_t i;
 
+        /* the program's shared trees hold none (xpool/jsonliteral.h): the kube-api-access
+         * volume's source inside a pod's volumes is not walked on every create */
+        if (json_is_object(json) && xp_json_is_shared_tree(json))
+                return false;
         json_object_foreach((json_t *)json, key, member)
         {
                 if (integral_real(member) || holds_integral_real(member))
@@ -699,7 +704,8 @@ static int keep_unknown(struct xp_decode_ctx *ctx,
                 json_decref(copy);
                 return -ENOMEM;
         }
-        if (json_object_set_new(*extra, key, copy) < 0)
+        /* key is a JSON object's: valid UTF-8 already (jansson's rule for every key it holds) */
+        if (json_object_set_new_nocheck(*extra, key, copy) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -938,13 +944,13 @@ static int encode_scalar(const struct xp_field *field, const void *value, json_t
         case XP_FT_INT32:
                 if (!always && *(const int64_t *)value == 0)
                         return 0;
-                *ret = json_integer(*(const int64_t *)value);
+                *ret = xp_json_integer(*(const int64_t *)value);
                 return 1;
         case XP_FT_OPT_INT64:
         case XP_FT_OPT_INT32:
                 if (!((const struct xp_opt_int64 *)value)->set)
                         return 0;
-                *ret = json_integer(((const struct xp_opt_int64 *)value)->value);
+                *ret = xp_json_integer(((const struct xp_opt_int64 *)value)->value);
                 return 1;
         case XP_FT_BOOL:
                 if (!always && !*(const bool *)value)
@@ -988,7 +994,8 @@ static int encode_scalar(const struct xp_field *field, const void *value, json_t
 
                 if (!name)
                         return 0;
-                *ret = json_string_nocheck(name); /* a name of the schema's table */
+                /* a name of the schema's table: one node for all trees (xpool/jsonliteral.h) */
+                *ret = xp_json_literal(name);
                 return 1;
         }
         default:

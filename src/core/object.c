@@ -6,6 +6,7 @@
 
 #include "schema.h"
 #include "xpool/apischema.h"
+#include "xpool/jsonliteral.h"
 #include "xpool/kind.h"
 #include "xpool/strutil.h"
 
@@ -171,8 +172,10 @@ static int encode_object(const struct kind_info *info, const void *object, json_
                 return xp_schema_encode(info->schema, object, ret);
         out = json_object();
         if (!out ||
-            json_object_set_new(out, "apiVersion", json_string(info->type->api_version)) < 0 ||
-            json_object_set_new(out, "kind", json_string(info->type->kind)) < 0) {
+            /* the kind's own strings: one node for all trees (xpool/jsonliteral.h) */
+            json_object_set_new_nocheck(
+                out, "apiVersion", xp_json_literal(info->type->api_version)) < 0 ||
+            json_object_set_new_nocheck(out, "kind", xp_json_literal(info->type->kind)) < 0) {
                 json_decref(out);
                 return -ENOMEM;
         }

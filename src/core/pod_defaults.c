@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "xpool/jsonliteral.h"
 #include "xpool/object.h"
 #include "xpool/poddefaults.h"
 #include "xpool/quantity.h"
@@ -23,19 +24,22 @@
 
 /* ---- setting what is unset ------------------------------------------------------------------ */
 
-static bool unset(const json_t *object, const char *key)
+static bool unset_value(const json_t *v)
 {
-        const json_t *v = json_object_get(object, key);
-
         return !v || json_is_null(v);
 }
 
-/* A plain Go string: "" is unset too. */
+static bool unset(const json_t *object, const char *key)
+{
+        return unset_value(json_object_get(object, key));
+}
+
+/* A plain Go string: "" is unset too. One lookup of the key (a pod's create asks about 30). */
 static bool unset_string(const json_t *object, const char *key)
 {
         const json_t *v = json_object_get(object, key);
 
-        return unset(object, key) || (json_is_string(v) && !json_string_length(v));
+        return unset_value(v) || (json_is_string(v) && !json_string_length(v));
 }
 
 /* A plain Go integer: 0 is unset too. */
@@ -43,7 +47,7 @@ static bool unset_number(const json_t *object, const char *key)
 {
         const json_t *v = json_object_get(object, key);
 
-        return unset(object, key) || (json_is_integer(v) && json_integer_value(v) == 0);
+        return unset_value(v) || (json_is_integer(v) && json_integer_value(v) == 0);
 }
 
 /* Sets key to value (taken) on an object; NULL value: -ENOMEM. Every key is an ASCII literal of
@@ -55,15 +59,16 @@ static int put(json_t *object, const char *key, json_t *value)
         return json_object_set_new_nocheck(object, key, value) < 0 ? -ENOMEM : 0;
 }
 
-/* value is an ASCII literal of this file, as key is. */
+/* value is an ASCII literal of this file, as key is: one node shared by every pod
+ * (xpool/jsonliteral.h). */
 static int default_string(json_t *object, const char *key, const char *value)
 {
-        return unset_string(object, key) ? put(object, key, json_string_nocheck(value)) : 0;
+        return unset_string(object, key) ? put(object, key, xp_json_literal(value)) : 0;
 }
 
 static int default_number(json_t *object, const char *key, json_int_t value)
 {
-        return unset_number(object, key) ? put(object, key, json_integer(value)) : 0;
+        return unset_number(object, key) ? put(object, key, xp_json_integer(value)) : 0;
 }
 
 /* ---- containers ----------------------------------------------------------------------------- */
@@ -209,10 +214,10 @@ static int volume_defaults(json_t *volume)
                 json_t *source = json_object_get(volume, moded[i]);
 
                 if (json_is_object(source) && unset(source, "defaultMode"))
-                        r |= put(source, "defaultMode", json_integer(DEFAULT_MODE));
+                        r |= put(source, "defaultMode", xp_json_integer(DEFAULT_MODE));
         }
         if (json_is_object(host_path) && unset(host_path, "type"))
-                r |= put(host_path, "type", json_string(""));
+                r |= put(host_path, "type", xp_json_literal(""));
         return r < 0 ? -ENOMEM : 0;
 }
 
@@ -222,13 +227,16 @@ static int volume_defaults(json_t *volume)
 static int service_account(json_t *spec)
 {
         const char *old = json_string_value(json_object_get(spec, "serviceAccount"));
-        const char *name;
+        json_t *name;
 
         if (unset_string(spec, "serviceAccountName") &&
-            put(spec, "serviceAccountName", json_string(old && old[0] ? old : "default")) < 0)
+            put(spec,
+                "serviceAccountName",
+                old && old[0] ? json_string(old) : xp_json_literal("default")) < 0)
                 return -ENOMEM;
-        name = json_string_value(json_object_get(spec, "serviceAccountName"));
-        return name ? put(spec, "serviceAccount", json_string(name)) : 0;
+        /* the same node: nothing changes a string in place (xpool/jsonliteral.h) */
+        name = json_object_get(spec, "serviceAccountName");
+        return json_is_string(name) ? put(spec, "serviceAccount", json_incref(name)) : 0;
 }
 
 /* Priority: the class's value (0 without one), PreemptLowerPriority; an update keeps both. */
@@ -243,7 +251,7 @@ static int priority(json_t *spec, const json_t *old_spec)
                 if (json_is_integer(kept))
                         r |= put(spec, "priority", json_deep_copy(kept));
                 else if (!class || !class[0])
-                        r |= put(spec, "priority", json_integer(0));
+                        r |= put(spec, "priority", xp_json_integer(0));
                 else if (strcmp(class, "system-node-critical") == 0)
                         r |= put(spec, "priority", json_integer(PRIORITY_NODE));
                 else if (strcmp(class, "system-cluster-critical") == 0)
@@ -255,7 +263,7 @@ static int priority(json_t *spec, const json_t *old_spec)
                 r |= put(spec,
                          "preemptionPolicy",
                          json_is_string(kept) ? json_deep_copy(kept)
-                                              : json_string("PreemptLowerPriority"));
+                                              : xp_json_literal("PreemptLowerPriority"));
         }
         return r < 0 ? -ENOMEM : 0;
 }
@@ -299,8 +307,11 @@ static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
 
 static void shared_tolerations_build(void)
 {
-        for (size_t k = 0; k < 2; k++)
+        for (size_t k = 0; k < 2; k++) {
                 shared_tolerations[k] = toleration(taints[k], XP_POD_DEFAULT_TOLERATION_SECONDS);
+                /* a body's checks need not walk them on every create (test_pod_defaults) */
+                xp_json_shared_tree_mark(shared_tolerations[k]);
+        }
 }
 
 static json_t *default_toleration(size_t k, int64_t seconds)
@@ -347,7 +358,7 @@ static int spec_defaults(json_t *spec)
         r |= default_string(spec, "dnsPolicy", "ClusterFirst");
         r |= default_string(spec, "schedulerName", "default-scheduler");
         if (unset(spec, "terminationGracePeriodSeconds"))
-                r |= put(spec, "terminationGracePeriodSeconds", json_integer(GRACE_DEFAULT));
+                r |= put(spec, "terminationGracePeriodSeconds", xp_json_integer(GRACE_DEFAULT));
         if (unset(spec, "securityContext"))
                 r |= put(spec, "securityContext", json_object());
         if (unset(spec, "enableServiceLinks"))

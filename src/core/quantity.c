@@ -88,8 +88,9 @@ static int out_of_range(const char *text, struct xp_error *err)
 
 static const struct suffix *suffix_lookup(const char *name)
 {
+        /* the first byte rules out most suffixes without a call (every quantity of a pod) */
         for (size_t i = 0; i < XP_ELEMENTSOF(suffixes); i++)
-                if (strcmp(suffixes[i].name, name) == 0)
+                if (suffixes[i].name[0] == name[0] && strcmp(suffixes[i].name, name) == 0)
                         return &suffixes[i];
         return NULL;
 }
@@ -198,12 +199,61 @@ static int nano_magnitude(const uint8_t *digits, size_t n, long shift, unsigned 
         return 0;
 }
 
-int xp_quantity_parse(const char *text, struct xp_quantity *ret, struct xp_error *err)
+/*
+ * What nano_magnitude() makes of a whole number of at most WHOLE_DIGITS_MAX digits times
+ * 1024^pow1024 and 10^shift (0 <= shift <= NANO_DIGITS_MAX), without its array of digits: most
+ * quantities are written so ("4", "64Gi", "500m"). 0 with *ret, or -ERANGE.
+ */
+#define WHOLE_DIGITS_MAX 18
+static int
+whole_magnitude(const char *digits, size_t len, int pow1024, long shift, unsigned __int128 *ret)
+{
+        unsigned __int128 mag = 0;
+
+        /* below 10^18 to start with, and never past NANO_MAX before a multiplication by at
+         * most 1024: no step overflows */
+        for (size_t i = 0; i < len; i++)
+                mag = mag * 10 + (unsigned)(digits[i] - '0');
+        for (int i = 0; i < pow1024; i++)
+                if ((mag *= 1024) > (unsigned __int128)NANO_MAX)
+                        return -ERANGE;
+        for (long i = 0; i < shift; i++)
+                if ((mag *= 10) > (unsigned __int128)NANO_MAX)
+                        return -ERANGE;
+        *ret = mag;
+        return 0;
+}
+
+/* The digits' magnitude in nano-units (0: the number is zero): 0, or -ERANGE. */
+static int digits_magnitude(const char *int_part,
+                            size_t int_len,
+                            const char *frac_part,
+                            size_t frac_len,
+                            int pow1024,
+                            long exponent,
+                            unsigned __int128 *ret)
 {
         uint8_t digits[DIGITS_MAX]; /* significant digits, least significant first */
+        long shift = exponent - (long)frac_len + 9;
+        size_t n;
+
+        if (!frac_part && int_len <= WHOLE_DIGITS_MAX && shift >= 0 && shift <= NANO_DIGITS_MAX)
+                return whole_magnitude(int_part, int_len, pow1024, shift, ret);
+        n = significant_digits(int_part, int_len, frac_part, frac_len, digits);
+        if (n == 0) {
+                *ret = 0;
+                return 0;
+        }
+        for (int i = 0; i < pow1024; i++)
+                n = digits_multiply(digits, n, 1024);
+        return nano_magnitude(digits, n, shift, ret);
+}
+
+int xp_quantity_parse(const char *text, struct xp_quantity *ret, struct xp_error *err)
+{
         const struct suffix *suffix;
         const char *p, *int_part, *frac_part = NULL;
-        size_t len, int_len, frac_len = 0, n;
+        size_t len, int_len, frac_len = 0;
         enum xp_quantity_format format;
         bool negative = false;
         unsigned __int128 mag;
@@ -250,16 +300,13 @@ int xp_quantity_parse(const char *text, struct xp_quantity *ret, struct xp_error
                 return invalid(text, err);
         }
 
-        n = significant_digits(int_part, int_len, frac_part, frac_len, digits);
-        if (n == 0) {
+        if (digits_magnitude(int_part, int_len, frac_part, frac_len, pow1024, exponent, &mag) < 0)
+                return out_of_range(text, err);
+        if (mag == 0) {
                 /* Zero, whatever the exponent; "-0" is plain zero. */
                 *ret = (struct xp_quantity){.nano = 0, .format = format};
                 return 0;
         }
-        for (int i = 0; i < pow1024; i++)
-                n = digits_multiply(digits, n, 1024);
-        if (nano_magnitude(digits, n, exponent - (long)frac_len + 9, &mag) < 0)
-                return out_of_range(text, err);
         /*
          * Kubernetes gives a binary quantity strictly between -1 and 1 the decimal format ("2n"
          * from "0.000000000001Ki"); it prints as decimal either way.

@@ -17,11 +17,13 @@
 
 const char *xp_registry_pod_account(const json_t *pod)
 {
-        const char *name = xp_json_str_at(pod, "spec.serviceAccountName", NULL);
+        /* two lookups, not a path's parse: a pod's create asks four times */
+        const json_t *spec = json_object_get(pod, "spec");
+        const char *name = json_string_value(json_object_get(spec, "serviceAccountName"));
 
         /* the deprecated field, which Kubernetes still reads when the new one is unset */
         if (!name || !name[0])
-                name = xp_json_str_at(pod, "spec.serviceAccount", NULL);
+                name = json_string_value(json_object_get(spec, "serviceAccount"));
         return name && name[0] ? name : "default";
 }
 

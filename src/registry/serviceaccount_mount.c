@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "registry_internal.h"
+#include "xpool/jsonliteral.h"
 #include "xpool/macro.h"
 #include "xpool/registry.h"
 
@@ -133,6 +134,9 @@ static void shared_sources_build(void)
 {
         shared_sources[0] = projected_source(false);
         shared_sources[1] = projected_source(true);
+        /* a body's checks need not walk them on every create (test_serviceaccount_mount) */
+        xp_json_shared_tree_mark(shared_sources[0]);
+        xp_json_shared_tree_mark(shared_sources[1]);
 }
 
 /* The volume, named name, with its projected source (shared, or a new one without memory). */
@@ -197,10 +201,10 @@ static int mount_in(json_t *list, const char *name)
                 }
                 if (json_array_append_new(
                         mounts,
-                        with_string(
+                        with(
                             with(with_string(json_object(), "name", name), "readOnly", json_true()),
                             "mountPath",
-                            XP_SERVICEACCOUNT_MOUNT_PATH)) < 0)
+                            xp_json_literal(XP_SERVICEACCOUNT_MOUNT_PATH))) < 0)
                         return -ENOMEM;
                 added = 1;
         }

@@ -7,6 +7,8 @@
  * "status.phase": supported values: ...` for one it has but this place does not take.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,19 +63,54 @@ static bool in(const char *const *set, const char *s)
         return false;
 }
 
-/* The message for fieldRef ref at where (NULL: fine) into msg. */
-static bool
-bad_field(const json_t *ref, const char *where, const char *const *allowed, char *msg, size_t size)
+/* What is wrong with a fieldRef, if anything. */
+enum ref_fault {
+        REF_FINE,
+        REF_NO_PATH,
+        REF_VERSION,
+        REF_SUBSCRIPT,
+        REF_UNKNOWN,
+        REF_UNSUPPORTED,
+};
+
+static enum ref_fault ref_fault(const char *path, const char *version, const char *const *allowed)
 {
-        const char *path = json_string_value(json_object_get(ref, "fieldPath"));
-        const char *version = json_string_value(json_object_get(ref, "apiVersion"));
         size_t n;
 
-        if (!path || !*path) {
+        if (!path || !*path)
+                return REF_NO_PATH;
+        if (version && *version && strcmp(version, "v1") != 0)
+                return REF_VERSION;
+        /* metadata.labels['k'] and metadata.annotations['k'] */
+        n = strcspn(path, "[");
+        if (path[n])
+                return (n == 15 && strncmp(path, "metadata.labels", n) == 0) ||
+                               (n == 20 && strncmp(path, "metadata.annotations", n) == 0)
+                           ? REF_FINE
+                           : REF_SUBSCRIPT;
+        if (!in(convertible, path) && strcmp(path, "spec.host") != 0)
+                return REF_UNKNOWN;
+        if (in(allowed, strcmp(path, "spec.host") == 0 ? "spec.nodeName" : path))
+                return REF_FINE;
+        return REF_UNSUPPORTED;
+}
+
+static void ref_message(enum ref_fault fault,
+                        const char *where,
+                        const char *path,
+                        const char *version,
+                        const char *const *allowed,
+                        char *msg,
+                        size_t size)
+{
+        size_t n;
+
+        switch (fault) {
+        case REF_FINE:
+        case REF_NO_PATH:
                 snprintf(msg, size, "%s.fieldPath: Required value", where);
-                return true;
-        }
-        if (version && *version && strcmp(version, "v1") != 0) {
+                return;
+        case REF_VERSION:
                 snprintf(
                     msg,
                     size,
@@ -81,14 +118,8 @@ bad_field(const json_t *ref, const char *where, const char *const *allowed, char
                     where,
                     path,
                     version);
-                return true;
-        }
-        /* metadata.labels['k'] and metadata.annotations['k'] */
-        n = strcspn(path, "[");
-        if (path[n]) {
-                if ((n == 15 && strncmp(path, "metadata.labels", n) == 0) ||
-                    (n == 20 && strncmp(path, "metadata.annotations", n) == 0))
-                        return false;
+                return;
+        case REF_SUBSCRIPT:
                 snprintf(
                     msg,
                     size,
@@ -96,9 +127,8 @@ bad_field(const json_t *ref, const char *where, const char *const *allowed, char
                     where,
                     path,
                     path);
-                return true;
-        }
-        if (!in(convertible, path) && strcmp(path, "spec.host") != 0) {
+                return;
+        case REF_UNKNOWN:
                 snprintf(
                     msg,
                     size,
@@ -106,14 +136,44 @@ bad_field(const json_t *ref, const char *where, const char *const *allowed, char
                     where,
                     path,
                     path);
-                return true;
+                return;
+        case REF_UNSUPPORTED:
+                n = (size_t)snprintf(msg,
+                                     size,
+                                     "%s.fieldPath: Unsupported value: \"%s\": supported values: ",
+                                     where,
+                                     path);
+                for (size_t i = 0; allowed[i] && n < size; i++)
+                        n += (size_t)snprintf(
+                            msg + n, size - n, "%s\"%s\"", i ? ", " : "", allowed[i]);
+                return;
         }
-        if (in(allowed, strcmp(path, "spec.host") == 0 ? "spec.nodeName" : path))
+}
+
+/*
+ * Whether fieldRef ref is bad, with its message in msg. Its place is formatted from
+ * where_format only then: formatting it for every reference of every pod (the kube-api-access
+ * volume has one) was about a third of this admission.
+ */
+static bool __attribute__((format(printf, 5, 6))) bad_field(const json_t *ref,
+                                                            const char *const *allowed,
+                                                            char *msg,
+                                                            size_t size,
+                                                            const char *where_format,
+                                                            ...)
+{
+        const char *path = json_string_value(json_object_get(ref, "fieldPath"));
+        const char *version = json_string_value(json_object_get(ref, "apiVersion"));
+        enum ref_fault fault = ref_fault(path, version, allowed);
+        char where[160];
+        va_list ap;
+
+        if (fault == REF_FINE)
                 return false;
-        n = (size_t)snprintf(
-            msg, size, "%s.fieldPath: Unsupported value: \"%s\": supported values: ", where, path);
-        for (size_t i = 0; allowed[i] && n < size; i++)
-                n += (size_t)snprintf(msg + n, size - n, "%s\"%s\"", i ? ", " : "", allowed[i]);
+        va_start(ap, where_format);
+        vsnprintf(where, sizeof(where), where_format, ap);
+        va_end(ap);
+        ref_message(fault, where, path, version, allowed, msg, size);
         return true;
 }
 
@@ -128,27 +188,23 @@ static bool containers(const json_t *spec, const char *field, char *msg, size_t 
                 {
                         const json_t *ref =
                             json_object_get(json_object_get(e, "valueFrom"), "fieldRef");
-                        char where[128];
 
-                        /* where is written only for a reference: formatting it for every
-                         * variable of every pod was a tenth of the pod's admission */
-                        if (!ref)
-                                continue;
-                        snprintf(where,
-                                 sizeof(where),
-                                 "spec.%s[%zu].env[%zu].valueFrom.fieldRef",
-                                 field,
-                                 i,
-                                 j);
-                        if (bad_field(ref, where, env_paths, msg, size))
+                        if (ref && bad_field(ref,
+                                             env_paths,
+                                             msg,
+                                             size,
+                                             "spec.%s[%zu].env[%zu].valueFrom.fieldRef",
+                                             field,
+                                             i,
+                                             j))
                                 return true;
                 }
         }
         return false;
 }
 
-/* A downwardAPI volume's or projected source's items, at where. */
-static bool items(const json_t *dw, const char *where, char *msg, size_t size)
+/* A downwardAPI volume's (source == SIZE_MAX) or projected source's items, of volume v. */
+static bool items(const json_t *dw, size_t v, size_t source, char *msg, size_t size)
 {
         const json_t *item;
         size_t i;
@@ -156,12 +212,26 @@ static bool items(const json_t *dw, const char *where, char *msg, size_t size)
         json_array_foreach(json_object_get(dw, "items"), i, item)
         {
                 const json_t *ref = json_object_get(item, "fieldRef");
-                char at[160];
 
                 if (!ref)
                         continue;
-                snprintf(at, sizeof(at), "%s.items[%zu].fieldRef", where, i);
-                if (bad_field(ref, at, volume_paths, msg, size))
+                if (source == SIZE_MAX
+                        ? bad_field(ref,
+                                    volume_paths,
+                                    msg,
+                                    size,
+                                    "spec.volumes[%zu].downwardAPI.items[%zu].fieldRef",
+                                    v,
+                                    i)
+                        : bad_field(
+                              ref,
+                              volume_paths,
+                              msg,
+                              size,
+                              "spec.volumes[%zu].projected.sources[%zu].downwardAPI.items[%zu].fieldRef",
+                              v,
+                              source,
+                              i))
                         return true;
         }
         return false;
@@ -175,23 +245,14 @@ static bool volumes(const json_t *spec, char *msg, size_t size)
         json_array_foreach(json_object_get(spec, "volumes"), i, v)
         {
                 const json_t *dw = json_object_get(v, "downwardAPI");
-                char where[128];
 
-                if (dw && snprintf(where, sizeof(where), "spec.volumes[%zu].downwardAPI", i) > 0 &&
-                    items(dw, where, msg, size))
+                if (dw && items(dw, i, SIZE_MAX, msg, size))
                         return true;
                 json_array_foreach(
                     json_object_get(json_object_get(v, "projected"), "sources"), j, src)
                 {
                         dw = json_object_get(src, "downwardAPI");
-                        if (!dw)
-                                continue;
-                        snprintf(where,
-                                 sizeof(where),
-                                 "spec.volumes[%zu].projected.sources[%zu].downwardAPI",
-                                 i,
-                                 j);
-                        if (items(dw, where, msg, size))
+                        if (dw && items(dw, i, j, msg, size))
                                 return true;
                 }
         }

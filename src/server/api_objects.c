@@ -255,12 +255,14 @@ static int check_object(const struct xp_kind *kind,
                         struct reply *ret)
 {
         struct xp_error err = {0};
-        const char *name = json_string_value(json_object_get(metadata_of(json), "name"));
         int r = kind->from_json(json, NULL, flags, ret_object, &err);
+        const char *name;
 
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
+                /* looked up for the message only: two lookups a create otherwise */
+                name = json_string_value(json_object_get(metadata_of(json), "name"));
                 if (!name || !name[0])
                         name =
                             json_string_value(json_object_get(metadata_of(json), "generateName"));
@@ -299,6 +301,9 @@ static int settle_namespace(const struct request *req,
                     "the namespace of the provided object (%s) does not match the namespace sent on the request (%s)",
                     ns,
                     req->namespace);
+        /* a create settles it twice (begin_write(), create_json()): the second finds it set */
+        if (ns && strcmp(ns, req->namespace) == 0)
+                return 1;
         return json_object_set_new(meta, "namespace", json_string(req->namespace)) < 0 ? -ENOMEM
                                                                                        : 1;
 }

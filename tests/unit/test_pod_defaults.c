@@ -11,7 +11,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "xpool/apischema.h"
 #include "xpool/codec.h"
+#include "xpool/jsonliteral.h"
 #include "xpool/object.h"
 #include "xpool/poddefaults.h"
 
@@ -183,6 +185,36 @@ static void qos_class_as_the_kubelet(void **state)
         assert_string_equal(qos_of("{\"requests\":{\"memory\":\"1Mi\"}}", "{}"), "Burstable");
 }
 
+/* The default tolerations every pod shares are marked so that a body's checks skip them: they
+ * must pass the API schema's check of a Toleration, strictly, and hold no real. */
+static void the_shared_tolerations_pass_the_checks_they_skip(void **state)
+{
+        json_t *pod = load("{\"spec\":{\"containers\":[{\"name\":\"a\"}]}}");
+        const struct xp_apischema *api;
+        struct xp_error err = {0};
+        const json_t *t;
+        size_t i;
+        (void)state;
+
+        assert_int_equal(xp_pod_defaults_apply(pod, NULL), 0);
+        assert_int_equal(xp_apischema_builtin(&api, &err), 0);
+        assert_int_equal(
+            json_array_size(json_object_get(json_object_get(pod, "spec"), "tolerations")), 2);
+        json_array_foreach(json_object_get(json_object_get(pod, "spec"), "tolerations"), i, t)
+        {
+                const char *key;
+                const json_t *member;
+
+                assert_true(xp_json_is_shared_tree(t));
+                assert_int_equal(
+                    xp_apischema_check(
+                        xp_apischema_find(api, "Toleration"), t, XP_DECODE_STRICT, &err),
+                    0);
+                json_object_foreach((json_t *)t, key, member) assert_false(json_is_real(member));
+        }
+        json_decref(pod);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -190,6 +222,7 @@ int main(void)
             cmocka_unit_test(what_is_set_stays),
             cmocka_unit_test(an_update_keeps_the_priority),
             cmocka_unit_test(qos_class_as_the_kubelet),
+            cmocka_unit_test(the_shared_tolerations_pass_the_checks_they_skip),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -824,6 +825,73 @@ static void formats_every_style(void **state)
         assert_true(strlen(buf) < XP_QUANTITY_STRING_MAX);
 }
 
+/* Parses text and text with a fractional ".0" before its suffix (the digits' general path) and
+ * asserts the same answer: a whole number takes a shorter path (whole_magnitude()). */
+static void assert_whole_as_fraction(const char *sign, const char *digits, const char *suffix)
+{
+        struct xp_quantity whole = sentinel, fraction = sentinel;
+        struct xp_error err = {0};
+        char a[96], b[96];
+        int rw, rf;
+
+        snprintf(a, sizeof(a), "%s%s%s", sign, digits, suffix);
+        snprintf(b, sizeof(b), "%s%s.0%s", sign, digits, suffix);
+        rw = xp_quantity_parse(a, &whole, &err);
+        rf = xp_quantity_parse(b, &fraction, &err);
+        if (rw != rf || whole.nano != fraction.nano || whole.format != fraction.format)
+                fail_msg("%s: %d, %s: %d, or their values differ", a, rw, b, rf);
+}
+
+static void parses_whole_numbers_as_fractions(void **state)
+{
+        static const char *const digits[] = {"0",
+                                             "000",
+                                             "1",
+                                             "4",
+                                             "8",
+                                             "64",
+                                             "500",
+                                             "1024",
+                                             "0001",
+                                             "999999999",
+                                             "9223372036",
+                                             "9223372037",
+                                             "9007199254740993",
+                                             "99999999999999999",
+                                             "922337203685477580",
+                                             "999999999999999999",
+                                             "9223372036854775807",
+                                             "9223372036854775808",
+                                             "18446744073709551616"};
+        static const char *const suffixes[] = {
+            "",    "n",    "u",   "m",   "k",   "M",   "G",  "T",   "P",       "E",
+            "Ki",  "Mi",   "Gi",  "Ti",  "Pi",  "Ei",  "e0", "e3",  "e-3",     "e9",
+            "e-9", "e-10", "e18", "e19", "e27", "e28", "E2", "e+5", "e999999", "e-999999"};
+        static const char *const signs[] = {"", "-", "+"};
+        uint64_t seed = 0x9e3779b97f4a7c15u;
+        (void)state;
+
+        for (size_t s = 0; s < 3; s++)
+                for (size_t d = 0; d < sizeof(digits) / sizeof(digits[0]); d++)
+                        for (size_t x = 0; x < sizeof(suffixes) / sizeof(suffixes[0]); x++)
+                                assert_whole_as_fraction(signs[s], digits[d], suffixes[x]);
+        /* random digits, 1 to 20 of them, with every suffix */
+        for (int i = 0; i < 2000; i++) {
+                char random[24];
+                size_t n;
+
+                seed = seed * 6364136223846793005u + 1442695040888963407u;
+                n = 1 + (size_t)(seed >> 59) % 20;
+                for (size_t k = 0; k < n; k++) {
+                        seed = seed * 6364136223846793005u + 1442695040888963407u;
+                        random[k] = (char)('0' + (seed >> 60) % 10);
+                }
+                random[n] = '\0';
+                assert_whole_as_fraction(
+                    "", random, suffixes[(size_t)i % (sizeof(suffixes) / sizeof(suffixes[0]))]);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -837,6 +905,7 @@ int main(void)
             cmocka_unit_test(converts_doubles),
             cmocka_unit_test(builds_from_integers),
             cmocka_unit_test(formats_every_style),
+            cmocka_unit_test(parses_whole_numbers_as_fractions),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,9 @@
 
 #include <cmocka.h>
 
+#include "xpool/apischema.h"
+#include "xpool/codec.h"
+#include "xpool/jsonliteral.h"
 #include "xpool/registry.h"
 
 /* What kube-apiserver 1.32 stores for a pod of two containers and an init container
@@ -228,6 +231,48 @@ static void the_accounts_pull_secrets_go_to_a_pod_without(void **state)
         json_decref(account);
 }
 
+/* Whether json holds a real anywhere (a shared tree must hold none: xpool/jsonliteral.h). */
+static bool holds_real(const json_t *json)
+{
+        const char *key;
+        const json_t *member;
+        size_t i;
+
+        if (json_is_real(json))
+                return true;
+        json_object_foreach((json_t *)json, key, member) if (holds_real(member)) return true;
+        json_array_foreach(json, i, member) if (holds_real(member)) return true;
+        return false;
+}
+
+/* The projected sources every pod shares are marked so that a body's checks skip them: they
+ * must pass the API schema's check of their type, strictly, and hold no real. */
+static void the_shared_sources_pass_the_checks_they_skip(void **state)
+{
+        const struct xp_apischema *api;
+        struct xp_error err = {0};
+        (void)state;
+
+        assert_int_equal(xp_apischema_builtin(&api, &err), 0);
+        for (int with_ca = 0; with_ca < 2; with_ca++) {
+                json_t *pod = load("{\"spec\": {\"containers\": [{\"name\": \"a\"}]}}");
+                const json_t *source;
+
+                assert_int_equal(xp_serviceaccount_mount(pod, "kube-api-access-abcde", with_ca), 0);
+                source = json_object_get(
+                    json_array_get(json_object_get(json_object_get(pod, "spec"), "volumes"), 0),
+                    "projected");
+                assert_true(xp_json_is_shared_tree(source));
+                assert_int_equal(xp_apischema_check(xp_apischema_find(api, "ProjectedVolumeSource"),
+                                                    source,
+                                                    XP_DECODE_STRICT,
+                                                    &err),
+                                 0);
+                assert_false(holds_real(source));
+                json_decref(pod);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -238,6 +283,7 @@ int main(void)
             cmocka_unit_test(a_spec_of_the_wrong_shape_is_left_to_validation),
             cmocka_unit_test(the_pod_wins_over_its_account),
             cmocka_unit_test(the_accounts_pull_secrets_go_to_a_pod_without),
+            cmocka_unit_test(the_shared_sources_pass_the_checks_they_skip),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
