@@ -81,6 +81,7 @@ void store_recent_add(struct xp_store *store,
                       const char *text,
                       size_t text_len,
                       json_t *object,
+                      int readers,
                       struct recent *ret_old)
 {
         json_t *blob = text ? blob_new(kind, namespace, name, text, text_len) : NULL;
@@ -111,8 +112,63 @@ void store_recent_add(struct xp_store *store,
             .name = b + strlen(kind) + 1 + strlen(namespace) + 1,
             .text_len = text_len,
             .object = object,
+            .readers = readers > 0 ? readers : RECENT_UNCOUNTED,
         };
         e->text = e->name + strlen(name) + 1;
+}
+
+/* Whether one of held's events holds e's object (events are in version order). */
+static bool holds(const struct store_event_list *held, const struct recent *e)
+{
+        size_t lo = 0, hi = held ? held->n : 0;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (held->events[mid].resource_version < e->version)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < (held ? held->n : 0) && held->events[lo].resource_version == e->version &&
+               held->events[lo].object == e->object;
+}
+
+uint64_t store_recent_pass(struct xp_store *store,
+                           const char *kind,
+                           uint64_t from,
+                           uint64_t through,
+                           const struct store_event_list *held,
+                           json_t **drop,
+                           size_t room,
+                           size_t *n_drop)
+{
+        uint64_t v, oldest;
+
+        if (!store->recent)
+                return through;
+        if (through > store->version)
+                through = store->version;
+        /* the slots before oldest hold later writes now: whatever they counted left with them */
+        oldest = store->version >= store->recent_cap ? store->version - store->recent_cap + 1 : 1;
+        for (v = from + 1 > oldest ? from + 1 : oldest; v <= through; v++) {
+                struct recent *e = &store->recent[v % store->recent_cap];
+
+                if (e->version != v || e->readers <= 0 || strcmp(e->kind, kind) != 0)
+                        continue;
+                if (e->readers == 1 && e->object) {
+                        if (holds(held, e)) {
+                                json_decref(e->object); /* not the last: the event's is */
+                        } else {
+                                if (*n_drop == room)
+                                        return v - 1;
+                                drop[(*n_drop)++] = e->object;
+                        }
+                        e->object = NULL;
+                }
+                e->readers--;
+        }
+        return through;
 }
 
 /* Under lock: whether the ring holds every write after since. */
@@ -197,7 +253,8 @@ static int parse_missing(struct xp_store *store, struct store_event_list *l)
                 struct xp_store_event *e = &l->events[i];
                 struct recent *slot = &store->recent[e->resource_version % store->recent_cap];
 
-                if (slot->version == e->resource_version && !slot->object)
+                /* not for an entry that every registered reader has passed */
+                if (slot->version == e->resource_version && !slot->object && slot->readers != 0)
                         slot->object = json_incref(e->object);
         }
         pthread_mutex_unlock(&store->lock);
@@ -212,6 +269,8 @@ int store_recent_scan(struct xp_store *store,
                       struct store_event_list *l,
                       uint64_t *ret_through)
 {
+        json_t *drop[STORE_PASS_DROP];
+        size_t n_drop = 0;
         int r;
 
         pthread_mutex_lock(&store->lock);
@@ -220,7 +279,11 @@ int store_recent_scan(struct xp_store *store,
                 return 0;
         }
         r = scan_locked(store, kind, namespace, since, text, l, ret_through);
+        if (r >= 0 && l->reader && !text)
+                store_waiter_scanned(l, *ret_through, drop, STORE_PASS_DROP, &n_drop);
         pthread_mutex_unlock(&store->lock);
+        for (size_t i = 0; i < n_drop; i++)
+                json_decref(drop[i]);
         if (r >= 0 && !text)
                 r = parse_missing(store, l);
         return r < 0 ? r : 1;

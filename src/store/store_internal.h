@@ -114,8 +114,11 @@ struct kind_generations {
 /* Under the store's lock, after the commit of a write of kind at version. */
 void store_kind_generation_bump(struct xp_store *store, const char *kind, uint64_t version);
 
-/* Under the store's lock, after the commit of a write of kind: marks the waiters following it. */
-void store_waiters_written(struct xp_store *store, const char *kind);
+/*
+ * Under the store's lock, after the commit of a write of kind: marks the waiters following it;
+ * returns how many follow it (the readers that are to pass its entry in the ring, recent.c).
+ */
+int store_waiters_written(struct xp_store *store, const char *kind);
 /* The waiters a batch's writes concern, to be signalled once its leader let go of the lock. */
 #define STORE_DUE_MAX 64
 struct store_due {
@@ -379,6 +382,9 @@ struct store_event_list {
         struct xp_store_event *events;
         size_t n, cap, max;
         bool text; /* as text (xp_store_events_scan_text()), not objects */
+        /* the registered reader that scans (xp_store_waiter_scan_into()), and of which kind */
+        struct xp_store_waiter *reader;
+        size_t reader_kind;
 };
 /* Room for one more event: 0 or -ENOMEM. */
 int store_event_list_grow(struct store_event_list *l);
@@ -397,7 +403,15 @@ struct recent {
         const char *kind, *namespace, *name, *text;
         size_t text_len;
         json_t *object; /* the object as written, shared read-only; NULL: parse text */
+        /*
+         * The registered readers (the waiters following its kind when it was written) that have
+         * not yet passed it: the last one to pass lets its object go (store_recent_pass()), while
+         * it is warm, and a reader after that parses the text. RECENT_UNCOUNTED: none followed
+         * its kind, so the object stays until the entry leaves the ring.
+         */
+        int readers;
 };
+#define RECENT_UNCOUNTED (-1)
 /* Frees what an entry holds (outside the store's lock: freeing a tree takes a while). */
 void store_recent_clear(struct recent *e);
 int store_recent_init(struct xp_store *store);
@@ -416,7 +430,35 @@ void store_recent_add(struct xp_store *store,
                       const char *text,
                       size_t text_len,
                       json_t *object,
+                      int readers,
                       struct recent *ret_old);
+/*
+ * Under lock: a registered reader following kind has read its writes after from up to through
+ * (its position moved from from to through): each entry of kind it passed has one reader less
+ * to wait for, and the objects of those none waits for any more go into drop (room of them at
+ * most), for the caller to release after the lock, but for those that held (may be NULL: a scan's
+ * events, which hold their own references) holds: those are released at once. Returns how far it
+ * got: through, or less when drop filled (call again from there).
+ */
+uint64_t store_recent_pass(struct xp_store *store,
+                           const char *kind,
+                           uint64_t from,
+                           uint64_t through,
+                           const struct store_event_list *held,
+                           json_t **drop,
+                           size_t room,
+                           size_t *n_drop);
+/*
+ * Under lock, after a scan of l->reader's kind l->reader_kind that read up to through: moves the
+ * reader on (store_recent_pass(), with l's events held). The objects to release go into drop.
+ */
+void store_waiter_scanned(
+    const struct store_event_list *l, uint64_t through, json_t **drop, size_t room, size_t *n_drop);
+/* w's store, and its kind i */
+struct xp_store *store_waiter_store(const struct xp_store_waiter *w);
+const char *store_waiter_kind(const struct xp_store_waiter *w, size_t i);
+/* The ring's objects released at a time (store_recent_pass()'s room) outside the lock. */
+#define STORE_PASS_DROP 64
 /*
  * The matching events after since from memory, when the ring reaches back to since: 1 with l
  * filled and *ret_through as xp_store_events_scan() sets it, 0 when it does not (read SQLite),

@@ -656,7 +656,7 @@ void xp_store_histograms(struct xp_store *store,
 }
 
 /* Under lock, in version order: a write for the ring of recent ones (recent.c). */
-static void recent_add(struct xp_store *store, struct batch *b, struct op *o)
+static void recent_add(struct xp_store *store, struct batch *b, struct op *o, int readers)
 {
         struct recent gone;
 
@@ -670,6 +670,7 @@ static void recent_add(struct xp_store *store, struct batch *b, struct op *o)
                          o->text,
                          o->text_len,
                          json_incref(o->shared),
+                         readers,
                          &gone);
         if (b->old)
                 b->old[b->n_old++] = gone;
@@ -720,8 +721,7 @@ static void settle(struct xp_store *store, struct batch *b, int r, struct store_
                                                 "resourceVersion");
                 } else if (o->result == 0 && o->version != 0) {
                         store_kind_generation_bump(store, o->kind, o->version);
-                        store_waiters_written(store, o->kind);
-                        recent_add(store, b, o);
+                        recent_add(store, b, o, store_waiters_written(store, o->kind));
                 }
         }
         /* the readers last, as they wake wanting this lock */
