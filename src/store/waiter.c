@@ -28,6 +28,7 @@ struct xp_store_waiter {
          * scans' through), and up to where the ring's entries of the kind were passed (kept in
          * the first of the kinds of a name: a write counted the waiter once) */
         uint64_t *at, *passed;
+        size_t *first; /* per kind: the first of w's kinds of its name */
         /* it has waited: a reader that keeps reading, for the writes after to count (a reader
          * that only reads now and then, when asked, would keep every object to the ring's end) */
         bool reading;
@@ -50,6 +51,15 @@ void store_deadline(int timeout_ms, struct timespec *ret)
         }
 }
 
+/* The first of w's kinds named as kind i (a write counted w once). */
+static size_t first_of_kind(const struct xp_store_waiter *w, size_t i)
+{
+        for (size_t j = 0; j < i; j++)
+                if (strcmp(w->kinds[j], w->kinds[i]) == 0)
+                        return j;
+        return i;
+}
+
 int xp_store_waiter_new(struct xp_store *store,
                         const char *const *kinds,
                         size_t n,
@@ -63,12 +73,16 @@ int xp_store_waiter_new(struct xp_store *store,
         *w = (struct xp_store_waiter){.store = store, .kinds = kinds, .n = n};
         w->at = calloc(n ? n : 1, sizeof(*w->at));
         w->passed = calloc(n ? n : 1, sizeof(*w->passed));
-        if (!w->at || !w->passed) {
+        w->first = calloc(n ? n : 1, sizeof(*w->first));
+        if (!w->at || !w->passed || !w->first) {
                 free(w->at);
                 free(w->passed);
+                free(w->first);
                 free(w);
                 return -ENOMEM;
         }
+        for (size_t i = 0; i < n; i++)
+                w->first[i] = first_of_kind(w, i);
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
         pthread_cond_init(&w->cond, &attr);
@@ -82,15 +96,6 @@ int xp_store_waiter_new(struct xp_store *store,
         return 0;
 }
 
-/* The first of w's kinds named as kind i (a write counted w once). */
-static size_t first_of_kind(const struct xp_store_waiter *w, size_t i)
-{
-        for (size_t j = 0; j < i; j++)
-                if (strcmp(w->kinds[j], w->kinds[i]) == 0)
-                        return j;
-        return i;
-}
-
 /* Under lock: the ring's entries of w's kind f (the first of its name) up to where the reader is
  * in all the kinds of that name; as store_recent_pass(). Returns whether drop filled. */
 static bool pass_kind(struct xp_store_waiter *w,
@@ -100,16 +105,26 @@ static bool pass_kind(struct xp_store_waiter *w,
                       size_t room,
                       size_t *n)
 {
-        uint64_t to = w->at[f];
+        uint64_t to = w->at[f], last;
 
         for (size_t j = f + 1; j < w->n; j++)
-                if (w->at[j] < to && strcmp(w->kinds[j], w->kinds[f]) == 0)
+                if (w->first[j] == f && w->at[j] < to)
                         to = w->at[j];
         if (to <= w->passed[f])
                 return false;
-        w->passed[f] =
-            store_recent_pass(w->store, w->kinds[f], w->passed[f], to, held, drop, room, n);
-        return *n == room;
+        /* most of an informer's kinds have had no write since it last passed them: no walk */
+        last = xp_store_kind_generation(w->store, w->kinds[f]);
+        if (last <= w->passed[f]) {
+                w->passed[f] = to;
+                return false;
+        }
+        w->passed[f] = store_recent_pass(
+            w->store, w->kinds[f], w->passed[f], last < to ? last : to, held, drop, room, n);
+        if (*n == room)
+                return true;
+        if (w->passed[f] < to)
+                w->passed[f] = to; /* nothing of the kind after last */
+        return false;
 }
 
 void store_waiter_scanned(
@@ -122,7 +137,7 @@ void store_waiter_scanned(
                 return;
         if (through > w->at[i])
                 w->at[i] = through;
-        pass_kind(w, first_of_kind(w, i), l, drop, room, n_drop);
+        pass_kind(w, w->first[i], l, drop, room, n_drop);
 }
 
 /*
@@ -140,7 +155,7 @@ static bool pass_locked(
                         w->at[i] = to;
         }
         for (size_t i = 0; i < w->n; i++)
-                if (first_of_kind(w, i) == i && pass_kind(w, i, NULL, drop, STORE_PASS_DROP, n))
+                if (w->first[i] == i && pass_kind(w, i, NULL, drop, STORE_PASS_DROP, n))
                         return true;
         return false;
 }
@@ -187,6 +202,7 @@ void xp_store_waiter_free(struct xp_store_waiter *w)
         pthread_cond_destroy(&w->cond);
         free(w->at);
         free(w->passed);
+        free(w->first);
         free(w);
 }
 
