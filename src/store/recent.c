@@ -117,36 +117,12 @@ void store_recent_add(struct xp_store *store,
         e->text = e->name + strlen(name) + 1;
 }
 
-/* Whether one of held's events holds e's object (events are in version order). */
-static bool holds(const struct store_event_list *held, const struct recent *e)
-{
-        size_t lo = 0, hi = held ? held->n : 0;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (held->events[mid].resource_version < e->version)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo < (held ? held->n : 0) && held->events[lo].resource_version == e->version &&
-               held->events[lo].object == e->object;
-}
-
-uint64_t store_recent_pass(struct xp_store *store,
-                           const char *kind,
-                           uint64_t from,
-                           uint64_t through,
-                           const struct store_event_list *held,
-                           json_t **drop,
-                           size_t room,
-                           size_t *n_drop)
+void store_recent_pass(struct xp_store *store, const char *kind, uint64_t from, uint64_t through)
 {
         uint64_t v, oldest;
 
         if (!store->recent)
-                return through;
+                return;
         if (through > store->version)
                 through = store->version;
         /* the slots before oldest hold later writes now: whatever they counted left with them */
@@ -154,21 +130,35 @@ uint64_t store_recent_pass(struct xp_store *store,
         for (v = from + 1 > oldest ? from + 1 : oldest; v <= through; v++) {
                 struct recent *e = &store->recent[v % store->recent_cap];
 
-                if (e->version != v || e->readers <= 0 || strcmp(e->kind, kind) != 0)
-                        continue;
-                if (e->readers == 1 && e->object) {
-                        if (holds(held, e)) {
-                                json_decref(e->object); /* not the last: the event's is */
-                        } else {
-                                if (*n_drop == room)
-                                        return v - 1;
-                                drop[(*n_drop)++] = e->object;
-                        }
+                if (e->version == v && e->readers > 0 && strcmp(e->kind, kind) == 0)
+                        e->readers--;
+        }
+}
+
+size_t store_recent_take_released(struct xp_store *store, struct recent *out, size_t room)
+{
+        uint64_t v, oldest;
+        size_t n = 0;
+
+        if (!store->recent)
+                return 0;
+        oldest = store->version >= store->recent_cap ? store->version - store->recent_cap + 1 : 1;
+        for (v = store->recent_released + 1 > oldest ? store->recent_released + 1 : oldest;
+             v <= store->version;
+             v++) {
+                struct recent *e = &store->recent[v % store->recent_cap];
+
+                if (e->version == v && e->readers > 0)
+                        break; /* a reader still to pass it: the next batch looks again */
+                if (e->version == v && e->readers == 0 && e->object) {
+                        if (n == room)
+                                break;
+                        out[n++] = (struct recent){.object = e->object};
                         e->object = NULL;
                 }
-                e->readers--;
         }
-        return through;
+        store->recent_released = v - 1;
+        return n;
 }
 
 /* Under lock: whether the ring holds every write after since. */
@@ -269,8 +259,6 @@ int store_recent_scan(struct xp_store *store,
                       struct store_event_list *l,
                       uint64_t *ret_through)
 {
-        json_t *drop[STORE_PASS_DROP];
-        size_t n_drop = 0;
         int r;
 
         pthread_mutex_lock(&store->lock);
@@ -280,10 +268,8 @@ int store_recent_scan(struct xp_store *store,
         }
         r = scan_locked(store, kind, namespace, since, text, l, ret_through);
         if (r >= 0 && l->reader && !text)
-                store_waiter_scanned(l, *ret_through, drop, STORE_PASS_DROP, &n_drop);
+                store_waiter_scanned(l, *ret_through);
         pthread_mutex_unlock(&store->lock);
-        for (size_t i = 0; i < n_drop; i++)
-                json_decref(drop[i]);
         if (r >= 0 && !text)
                 r = parse_missing(store, l);
         return r < 0 ? r : 1;

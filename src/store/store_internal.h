@@ -233,6 +233,7 @@ struct xp_store {
         struct recent *recent;
         size_t recent_cap;
         uint64_t recent_lo, recent_hi;
+        uint64_t recent_released; /* the entries up to it were looked at by a leader (released) */
 
         /*
          * Read-only mode (under lock): readonly is the -errno writes get (-ENOSPC when the disk
@@ -405,9 +406,10 @@ struct recent {
         json_t *object; /* the object as written, shared read-only; NULL: parse text */
         /*
          * The registered readers (the waiters following its kind when it was written) that have
-         * not yet passed it: the last one to pass lets its object go (store_recent_pass()), while
-         * it is warm, and a reader after that parses the text. RECENT_UNCOUNTED: none followed
-         * its kind, so the object stays until the entry leaves the ring.
+         * not yet passed it: once the last one has (store_recent_pass()), the next leader takes
+         * its object (store_recent_take_released()) and a reader after that parses the text.
+         * RECENT_UNCOUNTED: none followed its kind, so the object stays until the entry leaves
+         * the ring.
          */
         int readers;
 };
@@ -433,32 +435,23 @@ void store_recent_add(struct xp_store *store,
                       int readers,
                       struct recent *ret_old);
 /*
- * Under lock: a registered reader following kind has read its writes after from up to through
- * (its position moved from from to through): each entry of kind it passed has one reader less
- * to wait for, and the objects of those none waits for any more go into drop (room of them at
- * most), for the caller to release after the lock, but for those that held (may be NULL: a scan's
- * events, which hold their own references) holds: those are released at once. Returns how far it
- * got: through, or less when drop filled (call again from there).
+ * Under lock: a registered reader following kind has read its writes after from up to through:
+ * each entry of kind it passed has one reader less to wait for.
  */
-uint64_t store_recent_pass(struct xp_store *store,
-                           const char *kind,
-                           uint64_t from,
-                           uint64_t through,
-                           const struct store_event_list *held,
-                           json_t **drop,
-                           size_t room,
-                           size_t *n_drop);
+void store_recent_pass(struct xp_store *store, const char *kind, uint64_t from, uint64_t through);
 /*
- * Under lock, after a scan of l->reader's kind l->reader_kind that read up to through: moves the
- * reader on (store_recent_pass(), with l's events held). The objects to release go into drop.
+ * Under lock, by the leader after a batch: the objects of the entries that every reader has
+ * passed, oldest first, into out (room of them at most) for the leader to free after the lock
+ * (store_recent_clear()), as it frees what its batch pushed out; returns how many.
  */
-void store_waiter_scanned(
-    const struct store_event_list *l, uint64_t through, json_t **drop, size_t room, size_t *n_drop);
+size_t store_recent_take_released(struct xp_store *store, struct recent *out, size_t room);
+/* Under lock, after a scan of l->reader's kind l->reader_kind that read up to through: moves the
+ * reader on (store_recent_pass()). */
+void store_waiter_scanned(const struct store_event_list *l, uint64_t through);
 /* w's store, and its kind i */
 struct xp_store *store_waiter_store(const struct xp_store_waiter *w);
 const char *store_waiter_kind(const struct xp_store_waiter *w, size_t i);
-/* The ring's objects released at a time (store_recent_pass()'s room) outside the lock. */
-#define STORE_PASS_DROP 64
+
 /*
  * The matching events after since from memory, when the ring reaches back to since: 1 with l
  * filled and *ret_through as xp_store_events_scan() sets it, 0 when it does not (read SQLite),

@@ -8,10 +8,10 @@
  * leader signals them after letting go of the lock (store_waiters_take_due()).
  *
  * A waiter is also a registered reader of the ring of recent writes (recent.c): each write counts
- * the waiters following its kind, and a waiter's wait tells how far it has read (its positions),
- * so the ring lets a write's object go once the last of them has passed it, in that reader's
- * thread, rather than a thousand writes later in the leader's (cold by then: freeing them was
- * the largest single cost of a create). A waiter that leaves passes everything.
+ * the waiters following its kind, and a waiter's waits and scans (xp_store_waiter_scan_into())
+ * tell how far it has read, so the ring lets a write's object go once the last of them has passed
+ * it (the next leader frees it), rather than a thousand writes later. A waiter that leaves passes
+ * everything.
  */
 #include <errno.h>
 #include <sched.h>
@@ -97,13 +97,8 @@ int xp_store_waiter_new(struct xp_store *store,
 }
 
 /* Under lock: the ring's entries of w's kind f (the first of its name) up to where the reader is
- * in all the kinds of that name; as store_recent_pass(). Returns whether drop filled. */
-static bool pass_kind(struct xp_store_waiter *w,
-                      size_t f,
-                      const struct store_event_list *held,
-                      json_t **drop,
-                      size_t room,
-                      size_t *n)
+ * in all the kinds of that name have one reader less to wait for (store_recent_pass()). */
+static void pass_kind(struct xp_store_waiter *w, size_t f)
 {
         uint64_t to = w->at[f], last;
 
@@ -111,24 +106,15 @@ static bool pass_kind(struct xp_store_waiter *w,
                 if (w->first[j] == f && w->at[j] < to)
                         to = w->at[j];
         if (to <= w->passed[f])
-                return false;
+                return;
         /* most of an informer's kinds have had no write since it last passed them: no walk */
         last = xp_store_kind_generation(w->store, w->kinds[f]);
-        if (last <= w->passed[f]) {
-                w->passed[f] = to;
-                return false;
-        }
-        w->passed[f] = store_recent_pass(
-            w->store, w->kinds[f], w->passed[f], last < to ? last : to, held, drop, room, n);
-        if (*n == room)
-                return true;
-        if (w->passed[f] < to)
-                w->passed[f] = to; /* nothing of the kind after last */
-        return false;
+        if (last > w->passed[f])
+                store_recent_pass(w->store, w->kinds[f], w->passed[f], last < to ? last : to);
+        w->passed[f] = to;
 }
 
-void store_waiter_scanned(
-    const struct store_event_list *l, uint64_t through, json_t **drop, size_t room, size_t *n_drop)
+void store_waiter_scanned(const struct store_event_list *l, uint64_t through)
 {
         struct xp_store_waiter *w = l->reader;
         size_t i = l->reader_kind;
@@ -137,17 +123,12 @@ void store_waiter_scanned(
                 return;
         if (through > w->at[i])
                 w->at[i] = through;
-        pass_kind(w, w->first[i], l, drop, room, n_drop);
+        pass_kind(w, w->first[i]);
 }
 
-/*
- * Under lock: moves w's positions on to since (to all in every kind when since is NULL), until
- * drop holds STORE_PASS_DROP objects; returns whether more is left to pass.
- */
-static bool pass_locked(
-    struct xp_store_waiter *w, const uint64_t *since, uint64_t all, json_t **drop, size_t *n)
+/* Under lock: moves w's positions on to since (to all in every kind when since is NULL). */
+static void pass(struct xp_store_waiter *w, const uint64_t *since, uint64_t all)
 {
-        *n = 0;
         for (size_t i = 0; i < w->n; i++) {
                 uint64_t to = since ? since[i] : all;
 
@@ -155,27 +136,8 @@ static bool pass_locked(
                         w->at[i] = to;
         }
         for (size_t i = 0; i < w->n; i++)
-                if (w->first[i] == i && pass_kind(w, i, NULL, drop, STORE_PASS_DROP, n))
-                        return true;
-        return false;
-}
-
-/* Under lock: as pass_locked(), whole, letting go of the lock to release the objects. */
-static void pass(struct xp_store_waiter *w, const uint64_t *since, uint64_t all)
-{
-        json_t *drop[STORE_PASS_DROP];
-        size_t n;
-        bool more;
-
-        do {
-                more = pass_locked(w, since, all, drop, &n);
-                if (n == 0)
-                        return;
-                pthread_mutex_unlock(&w->store->lock);
-                for (size_t k = 0; k < n; k++)
-                        json_decref(drop[k]);
-                pthread_mutex_lock(&w->store->lock);
-        } while (more);
+                if (w->first[i] == i)
+                        pass_kind(w, i);
 }
 
 void xp_store_waiter_free(struct xp_store_waiter *w)
