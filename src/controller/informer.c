@@ -222,8 +222,8 @@ static int sync_kind(struct xp_informer *informer, size_t k, struct xp_error *er
         int r, any = 0;
 
         do {
-                r = xp_store_waiter_scan_into(
-                    informer->waiter, k, informer->seen[k], o->batch, buf, &through, err);
+                r = xp_store_events_scan_into(
+                    o->store, h->resource, NULL, informer->seen[k], o->batch, buf, &through, err);
                 if (r < 0)
                         return r;
                 n = buf->n;

@@ -898,17 +898,14 @@ static int events_scan(struct xp_store *store,
 EVENTS_SCAN(xp_store_events_scan, false)
 EVENTS_SCAN(xp_store_events_scan_text, true)
 
-/* xp_store_events_scan_into(), by reader (may be NULL) when it scans its reader_kind. */
-static int scan_into(struct xp_store *store,
-                     const char *kind,
-                     const char *namespace,
-                     uint64_t since,
-                     size_t max,
-                     struct xp_store_event_buffer *buf,
-                     struct xp_store_waiter *reader,
-                     size_t reader_kind,
-                     uint64_t *ret_through,
-                     struct xp_error *err)
+int xp_store_events_scan_into(struct xp_store *store,
+                              const char *kind,
+                              const char *namespace,
+                              uint64_t since,
+                              size_t max,
+                              struct xp_store_event_buffer *buf,
+                              uint64_t *ret_through,
+                              struct xp_error *err)
 {
         struct store_event_list l;
         int r;
@@ -923,48 +920,12 @@ static int scan_into(struct xp_store *store,
                 buf->events = p;
                 buf->cap = max;
         }
-        l = (struct store_event_list){.events = buf->events,
-                                      .cap = buf->cap,
-                                      .max = max,
-                                      .reader = reader,
-                                      .reader_kind = reader_kind};
+        l = (struct store_event_list){.events = buf->events, .cap = buf->cap, .max = max};
         r = events_scan(store, kind, namespace, since, &l, ret_through, err);
         buf->n = l.n;
         if (r < 0)
                 xp_store_event_buffer_clear(buf);
         return r;
-}
-
-int xp_store_events_scan_into(struct xp_store *store,
-                              const char *kind,
-                              const char *namespace,
-                              uint64_t since,
-                              size_t max,
-                              struct xp_store_event_buffer *buf,
-                              uint64_t *ret_through,
-                              struct xp_error *err)
-{
-        return scan_into(store, kind, namespace, since, max, buf, NULL, 0, ret_through, err);
-}
-
-int xp_store_waiter_scan_into(struct xp_store_waiter *w,
-                              size_t kind,
-                              uint64_t since,
-                              size_t max,
-                              struct xp_store_event_buffer *buf,
-                              uint64_t *ret_through,
-                              struct xp_error *err)
-{
-        return scan_into(store_waiter_store(w),
-                         store_waiter_kind(w, kind),
-                         NULL,
-                         since,
-                         max,
-                         buf,
-                         w,
-                         kind,
-                         ret_through,
-                         err);
 }
 
 int xp_store_events_since(struct xp_store *store,

@@ -81,7 +81,6 @@ void store_recent_add(struct xp_store *store,
                       const char *text,
                       size_t text_len,
                       json_t *object,
-                      int readers,
                       struct recent *ret_old)
 {
         json_t *blob = text ? blob_new(kind, namespace, name, text, text_len) : NULL;
@@ -112,53 +111,8 @@ void store_recent_add(struct xp_store *store,
             .name = b + strlen(kind) + 1 + strlen(namespace) + 1,
             .text_len = text_len,
             .object = object,
-            .readers = readers > 0 ? readers : RECENT_UNCOUNTED,
         };
         e->text = e->name + strlen(name) + 1;
-}
-
-void store_recent_pass(struct xp_store *store, const char *kind, uint64_t from, uint64_t through)
-{
-        uint64_t v, oldest;
-
-        if (!store->recent)
-                return;
-        if (through > store->version)
-                through = store->version;
-        /* the slots before oldest hold later writes now: whatever they counted left with them */
-        oldest = store->version >= store->recent_cap ? store->version - store->recent_cap + 1 : 1;
-        for (v = from + 1 > oldest ? from + 1 : oldest; v <= through; v++) {
-                struct recent *e = &store->recent[v % store->recent_cap];
-
-                if (e->version == v && e->readers > 0 && strcmp(e->kind, kind) == 0)
-                        e->readers--;
-        }
-}
-
-size_t store_recent_take_released(struct xp_store *store, struct recent *out, size_t room)
-{
-        uint64_t v, oldest;
-        size_t n = 0;
-
-        if (!store->recent)
-                return 0;
-        oldest = store->version >= store->recent_cap ? store->version - store->recent_cap + 1 : 1;
-        for (v = store->recent_released + 1 > oldest ? store->recent_released + 1 : oldest;
-             v <= store->version;
-             v++) {
-                struct recent *e = &store->recent[v % store->recent_cap];
-
-                if (e->version == v && e->readers > 0)
-                        break; /* a reader still to pass it: the next batch looks again */
-                if (e->version == v && e->readers == 0 && e->object) {
-                        if (n == room)
-                                break;
-                        out[n++] = (struct recent){.object = e->object};
-                        e->object = NULL;
-                }
-        }
-        store->recent_released = v - 1;
-        return n;
 }
 
 /* Under lock: whether the ring holds every write after since. */
@@ -243,8 +197,7 @@ static int parse_missing(struct xp_store *store, struct store_event_list *l)
                 struct xp_store_event *e = &l->events[i];
                 struct recent *slot = &store->recent[e->resource_version % store->recent_cap];
 
-                /* not for an entry that every registered reader has passed */
-                if (slot->version == e->resource_version && !slot->object && slot->readers != 0)
+                if (slot->version == e->resource_version && !slot->object)
                         slot->object = json_incref(e->object);
         }
         pthread_mutex_unlock(&store->lock);
@@ -267,8 +220,6 @@ int store_recent_scan(struct xp_store *store,
                 return 0;
         }
         r = scan_locked(store, kind, namespace, since, text, l, ret_through);
-        if (r >= 0 && l->reader && !text)
-                store_waiter_scanned(l, *ret_through);
         pthread_mutex_unlock(&store->lock);
         if (r >= 0 && !text)
                 r = parse_missing(store, l);

@@ -114,11 +114,8 @@ struct kind_generations {
 /* Under the store's lock, after the commit of a write of kind at version. */
 void store_kind_generation_bump(struct xp_store *store, const char *kind, uint64_t version);
 
-/*
- * Under the store's lock, after the commit of a write of kind: marks the waiters following it;
- * returns how many follow it (the readers that are to pass its entry in the ring, recent.c).
- */
-int store_waiters_written(struct xp_store *store, const char *kind);
+/* Under the store's lock, after the commit of a write of kind: marks the waiters following it. */
+void store_waiters_written(struct xp_store *store, const char *kind);
 /* The waiters a batch's writes concern, to be signalled once its leader let go of the lock. */
 #define STORE_DUE_MAX 64
 struct store_due {
@@ -233,7 +230,6 @@ struct xp_store {
         struct recent *recent;
         size_t recent_cap;
         uint64_t recent_lo, recent_hi;
-        uint64_t recent_released; /* the entries up to it were looked at by a leader (released) */
 
         /*
          * Read-only mode (under lock): readonly is the -errno writes get (-ENOSPC when the disk
@@ -383,9 +379,6 @@ struct store_event_list {
         struct xp_store_event *events;
         size_t n, cap, max;
         bool text; /* as text (xp_store_events_scan_text()), not objects */
-        /* the registered reader that scans (xp_store_waiter_scan_into()), and of which kind */
-        struct xp_store_waiter *reader;
-        size_t reader_kind;
 };
 /* Room for one more event: 0 or -ENOMEM. */
 int store_event_list_grow(struct store_event_list *l);
@@ -404,16 +397,7 @@ struct recent {
         const char *kind, *namespace, *name, *text;
         size_t text_len;
         json_t *object; /* the object as written, shared read-only; NULL: parse text */
-        /*
-         * The registered readers (the waiters following its kind when it was written) that have
-         * not yet passed it: once the last one has (store_recent_pass()), the next leader takes
-         * its object (store_recent_take_released()) and a reader after that parses the text.
-         * RECENT_UNCOUNTED: none followed its kind, so the object stays until the entry leaves
-         * the ring.
-         */
-        int readers;
 };
-#define RECENT_UNCOUNTED (-1)
 /* Frees what an entry holds (outside the store's lock: freeing a tree takes a while). */
 void store_recent_clear(struct recent *e);
 int store_recent_init(struct xp_store *store);
@@ -432,26 +416,7 @@ void store_recent_add(struct xp_store *store,
                       const char *text,
                       size_t text_len,
                       json_t *object,
-                      int readers,
                       struct recent *ret_old);
-/*
- * Under lock: a registered reader following kind has read its writes after from up to through:
- * each entry of kind it passed has one reader less to wait for.
- */
-void store_recent_pass(struct xp_store *store, const char *kind, uint64_t from, uint64_t through);
-/*
- * Under lock, by the leader after a batch: the objects of the entries that every reader has
- * passed, oldest first, into out (room of them at most) for the leader to free after the lock
- * (store_recent_clear()), as it frees what its batch pushed out; returns how many.
- */
-size_t store_recent_take_released(struct xp_store *store, struct recent *out, size_t room);
-/* Under lock, after a scan of l->reader's kind l->reader_kind that read up to through: moves the
- * reader on (store_recent_pass()). */
-void store_waiter_scanned(const struct store_event_list *l, uint64_t through);
-/* w's store, and its kind i */
-struct xp_store *store_waiter_store(const struct xp_store_waiter *w);
-const char *store_waiter_kind(const struct xp_store_waiter *w, size_t i);
-
 /*
  * The matching events after since from memory, when the ring reaches back to since: 1 with l
  * filled and *ret_through as xp_store_events_scan() sets it, 0 when it does not (read SQLite),

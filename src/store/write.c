@@ -432,8 +432,8 @@ struct batch {
         bool reserved;       /* it reserved versions ahead in the seal */
         bool unknown;        /* it failed where its outcome on disk is unknown */
         struct xp_error err; /* why it failed as a whole */
-        struct recent *old;  /* the ring's entries it replaced or let go, freed after the lock */
-        size_t n_old, room_old;
+        struct recent *old;  /* the ring's entries it replaced, freed after the lock */
+        size_t n_old;
 };
 
 /* Sets b->err from SQLite's rc while doing what; returns the -errno. */
@@ -656,7 +656,7 @@ void xp_store_histograms(struct xp_store *store,
 }
 
 /* Under lock, in version order: a write for the ring of recent ones (recent.c). */
-static void recent_add(struct xp_store *store, struct batch *b, struct op *o, int readers)
+static void recent_add(struct xp_store *store, struct batch *b, struct op *o)
 {
         struct recent gone;
 
@@ -670,7 +670,6 @@ static void recent_add(struct xp_store *store, struct batch *b, struct op *o, in
                          o->text,
                          o->text_len,
                          json_incref(o->shared),
-                         readers,
                          &gone);
         if (b->old)
                 b->old[b->n_old++] = gone;
@@ -678,10 +677,7 @@ static void recent_add(struct xp_store *store, struct batch *b, struct op *o, in
                 store_recent_clear(&gone); /* no room to keep it for later: now, then */
 }
 
-/* Room for the ring's objects a batch frees beyond one per write (readers pass in bursts). */
-#define RELEASED_SLACK 32
-
-/* Outside the lock: what a batch's writes pushed out of the ring, and what its readers let go. */
+/* Outside the lock: what a batch's writes pushed out of the ring. */
 static void free_old(struct recent *old, size_t n)
 {
         for (size_t i = 0; i < n; i++)
@@ -724,12 +720,10 @@ static void settle(struct xp_store *store, struct batch *b, int r, struct store_
                                                 "resourceVersion");
                 } else if (o->result == 0 && o->version != 0) {
                         store_kind_generation_bump(store, o->kind, o->version);
-                        recent_add(store, b, o, store_waiters_written(store, o->kind));
+                        store_waiters_written(store, o->kind);
+                        recent_add(store, b, o);
                 }
         }
-        if (b->old)
-                b->n_old +=
-                    store_recent_take_released(store, b->old + b->n_old, b->room_old - b->n_old);
         /* the readers last, as they wake wanting this lock */
         if (r > 0)
                 pthread_cond_broadcast(&store->version_bumped);
@@ -864,10 +858,7 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
                 pthread_mutex_unlock(&store->lock);
 
                 free_old(old, n_old);
-                /* what the batch pushes out of the ring, and what the readers let go: about as
-                 * many in the long run (those left go with the next batch) */
-                b.room_old = 2 * b.n + RELEASED_SLACK;
-                b.old = calloc(b.room_old, sizeof(*b.old));
+                b.old = calloc(b.n, sizeof(*b.old));
                 r = lead(store, &b);
 
                 pthread_mutex_lock(&store->lock);

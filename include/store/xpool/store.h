@@ -447,11 +447,6 @@ int xp_store_wait(struct xp_store *store, uint64_t version, int timeout_ms);
  * pods and nodes, sleeps through the Events and Leases written meanwhile: with a dozen
  * controllers, each write would otherwise wake them all). kinds (n of them) are borrowed until
  * xp_store_waiter_free(), which must come before the store closes. -ENOMEM.
- *
- * A waiter is also a registered reader of its kinds: the store keeps a recent write's object in
- * memory for the waiters that follow its kind until each has passed it, as its waits (since) and
- * its scans (xp_store_waiter_scan_into()) tell; one that stops reading keeps them no longer than
- * the store would have anyway.
  */
 struct xp_store_waiter;
 int xp_store_waiter_new(struct xp_store *store,
@@ -464,20 +459,6 @@ int xp_store_waiter_new(struct xp_store *store,
  * no limit). Returns 1 for news, 0 on timeout. One thread waits on a waiter at a time.
  */
 int xp_store_waiter_wait(struct xp_store_waiter *w, const uint64_t *since, int timeout_ms);
-/*
- * As xp_store_events_scan_into() of w's kinds[kind] in every namespace, by the reader that waits
- * on w (the same thread): it tells the store that the reader has read up to *ret_through, so that
- * the store's ring of recent writes lets an object go as soon as the last reader of its kind has
- * passed it (rather than much later, cold). The events hold their objects as ever; a reader that
- * comes later for an object let go gets it parsed from its text.
- */
-int xp_store_waiter_scan_into(struct xp_store_waiter *w,
-                              size_t kind,
-                              uint64_t since,
-                              size_t max,
-                              struct xp_store_event_buffer *buf,
-                              uint64_t *ret_through,
-                              struct xp_error *err);
 /* Ends the waiter's wait, or the next one at once: news of another kind (any thread). */
 void xp_store_waiter_wake(struct xp_store_waiter *w);
 /* NULL is fine. */
