@@ -408,6 +408,8 @@ struct recent {
 };
 /* Frees what an entry holds (outside the store's lock: freeing a tree takes a while). */
 void store_recent_clear(struct recent *e);
+/* As store_recent_clear() of each of n entries, walking the trees to free together first. */
+void store_recent_clear_all(struct recent *entries, size_t n);
 int store_recent_init(struct xp_store *store);
 void store_recent_free(struct xp_store *store);
 /*

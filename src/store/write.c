@@ -680,8 +680,7 @@ static void recent_add(struct xp_store *store, struct batch *b, struct op *o)
 /* Outside the lock: what a batch's writes pushed out of the ring. */
 static void free_old(struct recent *old, size_t n)
 {
-        for (size_t i = 0; i < n; i++)
-                store_recent_clear(&old[i]);
+        store_recent_clear_all(old, n);
         free(old);
 }
 
