@@ -101,9 +101,11 @@ void store_recent_clear_all(struct recent *entries, size_t n)
                 json_t *trees[WARM_TREES];
                 size_t k = 0;
 
-                /* the trees the ring holds the last reference of: those are freed now */
+                /* the trees the ring holds the last reference of: those are freed now (a guess
+                 * read without order: the walk only reads, whoever holds the tree) */
                 for (size_t j = i; j < end; j++)
-                        if (entries[j].object && entries[j].object->refcount == 1 &&
+                        if (entries[j].object &&
+                            __atomic_load_n(&entries[j].object->refcount, __ATOMIC_RELAXED) == 1 &&
                             (json_is_object(entries[j].object) || json_is_array(entries[j].object)))
                                 trees[k++] = entries[j].object;
                 warm_trees(trees, k);
