@@ -646,6 +646,47 @@ static void no_room_for_copy(void **state)
         json_decref(o);
 }
 
+/*
+ * A store from before checksums (schema 1), its objects table WITHOUT ROWID as xpool wrote it
+ * then: the checksums' upgrade and the copy in one open, every object served as it was.
+ */
+static void from_schema1(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_store_report report;
+        struct xp_error err = {0};
+        struct xp_store *store;
+        struct contents after;
+        sqlite3 *db = NULL;
+        char *expected, *got;
+
+        make_schema3(t->path, 300);
+        expected = expected_served(t->path);
+        assert_int_equal(sqlite3_open(t->path, &db), SQLITE_OK);
+        exec_ok(db,
+                "ALTER TABLE objects DROP COLUMN checksum; ALTER TABLE events DROP COLUMN "
+                "checksum; PRAGMA user_version = 1");
+        got = rows_of(db,
+                      "SELECT user_version, wr FROM pragma_user_version, pragma_table_list "
+                      "WHERE name = 'objects'");
+        assert_string_equal(got, "1|1\n");
+        free(got);
+        assert_int_equal(sqlite3_close(db), SQLITE_OK);
+
+        store = open_ok(t->path);
+        got = served(store);
+        xp_store_close(store);
+        assert_string_equal(got, expected);
+        after = contents_of(t->path);
+        assert_int_equal(after.schema, SCHEMA_VERSION);
+        assert_false(after.without_rowid);
+        contents_free(&after);
+        assert_int_equal(xp_store_check(t->path, &report, &err), 0);
+        assert_false(report.damaged);
+        free(got);
+        free(expected);
+}
+
 /* A row's body changed behind the store's back (its checksum no longer holds). */
 static void damage_a_row(const char *path)
 {
@@ -723,6 +764,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(failed, setup, teardown),
             cmocka_unit_test_setup_teardown(full_disk, setup, teardown),
             cmocka_unit_test_setup_teardown(no_room_for_copy, setup, teardown),
+            cmocka_unit_test_setup_teardown(from_schema1, setup, teardown),
             cmocka_unit_test_setup_teardown(recovered, setup, teardown),
             cmocka_unit_test_setup_teardown(newer_refused, setup, teardown),
         };
