@@ -44,10 +44,11 @@ struct xp_runtime {
         char *cgroup_parent; /* of this runtime's pods' groups: xpool/agent-<key> */
         uint64_t log_max_bytes;
         unsigned log_max_files;
-        struct xp_cgroup_root *root; /* NULL when containers run without cgroups */
-        char **hide;                 /* NULL-terminated: paths no container sees */
-        char **detach;               /* NULL-terminated: mount points no container keeps */
-        char **share;                /* NULL-terminated: the node's paths pods may write */
+        struct xp_cgroup_root *root;  /* NULL when containers run without cgroups */
+        struct cgroup_warmer *warmer; /* made at the first xp_runtime_warm_moves(), under lock */
+        char **hide;                  /* NULL-terminated: paths no container sees */
+        char **detach;                /* NULL-terminated: mount points no container keeps */
+        char **share;                 /* NULL-terminated: the node's paths pods may write */
         pthread_mutex_t filters_lock;
         pthread_mutex_t pods_lock; /* the pods' own files (oci_pod.c) */
         struct {
@@ -594,6 +595,7 @@ void xp_runtime_free(struct xp_runtime *rt)
         if (!rt)
                 return;
         shimwatch_free(rt->shims);
+        cgroup_warmer_stop(rt->warmer);
         if (rt->inotify >= 0)
                 close(rt->inotify);
         if (rt->root && rt->cgroup_parent) {
@@ -2046,6 +2048,19 @@ int xp_runtime_reclaim_cgroups(struct xp_runtime *rt, struct xp_error *err)
         r = xp_cgroup_reclaim(rt->root, rt->cgroup_parent, pod_group_needed, rt, err);
         pthread_mutex_unlock(&rt->lock);
         return r;
+}
+
+void xp_runtime_warm_moves(struct xp_runtime *rt)
+{
+        bool have;
+
+        if (!rt->root || xp_cgroup_root_mode(rt->root) != XP_CGROUP_V1)
+                return;
+        pthread_mutex_lock(&rt->lock);
+        have = rt->warmer || cgroup_warmer_start(rt->root, &rt->warmer) >= 0;
+        if (have)
+                cgroup_warmer_want(rt->warmer);
+        pthread_mutex_unlock(&rt->lock);
 }
 
 const char *xp_runtime_cgroup_parent(const struct xp_runtime *rt)

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Warming the kernel's task moves between groups. A move takes cgroup_threadgroup_rwsem for
+ * writing, a percpu rwsem: when no writer took it in the last grace period or so, the writer first
+ * waits for an RCU grace period (rcu_sync_enter()), 4-28 ms on an idle VM, and a shim's first
+ * move of a container's process pays that on an idle node's every start. A move that changes
+ * nothing (a thread of the agent into the group it is in) pays the wait instead, off the
+ * start's path: begun when the start is known, it overlaps the agent's work before the shim
+ * (the token volume, the TokenRequest), and the shim's moves that follow within a grace period of
+ * its end find the lock warm. Only the "favordynmods" mount option avoids the wait altogether,
+ * and v1 hierarchies refuse it on a remount.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup_internal.h"
+
+int cgroup_own_path(const char *text, const char *controller, char *buf, size_t size)
+{
+        size_t want = strlen(controller);
+
+        for (const char *line = text; *line;) {
+                const char *end = strchrnul(line, '\n');
+                const char *list = memchr(line, ':', (size_t)(end - line));
+                const char *path = list ? memchr(list + 1, ':', (size_t)(end - list - 1)) : NULL;
+
+                for (const char *c = list ? list + 1 : end; path && c < path;) {
+                        size_t len = strcspn(c, ",:");
+
+                        if (len == want && memcmp(c, controller, len) == 0) {
+                                size_t n = (size_t)(end - path - 1);
+
+                                if (n == 0 || path[1] != '/' || n >= size)
+                                        return -EINVAL;
+                                memcpy(buf, path + 1, n);
+                                buf[n] = '\0';
+                                return 0;
+                        }
+                        c += len + (c[len] == ',');
+                }
+                line = *end ? end + 1 : end;
+        }
+        return -ENOENT;
+}
+
+/* The first controller whose hierarchy is mounted whole: -1 when none. */
+static int warm_controller(const struct xp_cgroup_root *root)
+{
+        for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++)
+                if (root->v1_mounts[c] && (root->v1_whole & (1u << c)))
+                        return c;
+        return -1;
+}
+
+int xp_cgroup_warm_moves(struct xp_cgroup_root *root, struct xp_error *err)
+{
+        _cleanup_free_ char *text = NULL;
+        char path[PATH_MAX], dir[PATH_MAX], tid[24];
+        int c = root->mode == XP_CGROUP_V1 ? warm_controller(root) : -1;
+        int r, n;
+
+        if (c < 0)
+                return xp_errorf(
+                    err, -EOPNOTSUPP, "no v1 hierarchy mounted whole to move a thread in");
+        /* read at each call: an operator may have moved the agent meanwhile */
+        r = cgroup_read(root, "proc/thread-self", "cgroup", &text, err);
+        if (r < 0)
+                return r;
+        r = cgroup_own_path(
+            text, cgroup_controller_name((enum cgroup_controller)c), path, sizeof(path));
+        if (r < 0)
+                return xp_errorf(err,
+                                 r,
+                                 "proc/thread-self/cgroup: no group of the %s hierarchy",
+                                 cgroup_controller_name((enum cgroup_controller)c));
+        n = snprintf(dir, sizeof(dir), "%s%s", root->v1_mounts[c], path);
+        if (n < 0 || (size_t)n >= sizeof(dir))
+                return xp_errorf(err, -ENAMETOOLONG, "cgroup %s: path too long", path);
+        /* "tasks" moves this thread alone: the agent's other threads are not touched */
+        snprintf(tid, sizeof(tid), "%d", (int)gettid());
+        return cgroup_write(root, dir, "tasks", tid, err);
+}
+
+struct cgroup_warmer {
+        struct xp_cgroup_root *root; /* borrowed */
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool wanted, stop;
+};
+
+static void *warmer_run(void *arg)
+{
+        struct cgroup_warmer *w = arg;
+        bool works = true;
+
+        pthread_mutex_lock(&w->lock);
+        for (;;) {
+                while (!w->wanted && !w->stop)
+                        pthread_cond_wait(&w->cond, &w->lock);
+                if (w->stop)
+                        break;
+                w->wanted = false;
+                pthread_mutex_unlock(&w->lock);
+                /* a machine where it fails once (not root, a hierarchy not ours) is not asked
+                 * again: the warming only saves time */
+                works = works && xp_cgroup_warm_moves(w->root, NULL) >= 0;
+                pthread_mutex_lock(&w->lock);
+        }
+        pthread_mutex_unlock(&w->lock);
+        return NULL;
+}
+
+int cgroup_warmer_start(struct xp_cgroup_root *root, struct cgroup_warmer **ret)
+{
+        struct cgroup_warmer *w = calloc(1, sizeof(*w));
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        w->root = root;
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->cond, NULL);
+        r = pthread_create(&w->thread, NULL, warmer_run, w);
+        if (r != 0) {
+                pthread_cond_destroy(&w->cond);
+                pthread_mutex_destroy(&w->lock);
+                free(w);
+                return -r;
+        }
+        *ret = w;
+        return 0;
+}
+
+void cgroup_warmer_want(struct cgroup_warmer *w)
+{
+        pthread_mutex_lock(&w->lock);
+        w->wanted = true;
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+void cgroup_warmer_stop(struct cgroup_warmer *w)
+{
+        if (!w)
+                return;
+        pthread_mutex_lock(&w->lock);
+        w->stop = true;
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+        pthread_join(w->thread, NULL);
+        pthread_cond_destroy(&w->cond);
+        pthread_mutex_destroy(&w->lock);
+        free(w);
+}
