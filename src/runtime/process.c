@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -62,6 +63,7 @@ struct xp_runtime {
         bool overlay, apparmor; /* OCI containers: the kernel has overlayfs; the profile loaded */
         char *oci_warning;
         int inotify;
+        int keeper; /* the state directory, flock()ed shared while the runtime is open */
         struct shimwatch *shims; /* with inotify: the event fd */
         pthread_mutex_t lock;
         char **starting; /* "uid/container" of starts in progress, under lock */
@@ -606,6 +608,8 @@ void xp_runtime_free(struct xp_runtime *rt)
                         (void)xp_cgroup_remove(parent, NULL);
         }
         xp_cgroup_root_free(rt->root);
+        if (rt->keeper >= 0)
+                close(rt->keeper);
         pthread_mutex_destroy(&rt->lock);
         pthread_mutex_destroy(&rt->filters_lock);
         pthread_mutex_destroy(&rt->pods_lock);
@@ -701,6 +705,29 @@ static void detect_cgroups(struct xp_runtime *rt)
 none:
         xp_cgroup_root_free(rt->root);
         rt->root = NULL;
+}
+
+/*
+ * While the runtime is open its shims leave its parent group in place when their pod's was the
+ * last below it (RUNTIME_KEEPER_KEY): an idle node's every start made it again, a mkdir and a
+ * failing one in each hierarchy. The shared flock on the state directory says that the runtime
+ * runs; it goes with the process, so a killed agent's last shim removes the parent as before,
+ * and an agent killed with no pod left leaves it empty until an agent on the same state ends.
+ * Without the lock (an unreadable directory) the shims remove it as before.
+ */
+static void keep_parent(struct xp_runtime *rt)
+{
+        int fd = open(rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        /* a shim's probe holds it exclusively for an rmdir's time at most */
+        while (flock(fd, LOCK_SH) < 0)
+                if (errno != EINTR) {
+                        close(fd);
+                        return;
+                }
+        rt->keeper = fd;
 }
 
 /* Whether a process can be cloned into new pid, mount and cgroup namespaces here (root, and no
@@ -924,6 +951,7 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         if (!rt)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         rt->inotify = -1;
+        rt->keeper = -1;
         pthread_mutex_init(&rt->lock, NULL);
         pthread_mutex_init(&rt->filters_lock, NULL);
         pthread_mutex_init(&rt->pods_lock, NULL);
@@ -962,6 +990,7 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         if (r < 0)
                 return r;
         detect_cgroups(rt);
+        keep_parent(rt);
         detect_contain(rt);
         detect_oci(rt);
         *ret = TAKE_PTR(rt);
@@ -1273,6 +1302,8 @@ static char *spec_text(struct xp_runtime *rt,
         if (json_object_set_new(o, "cgroup_v1", cgroup_v1_json(rt)) < 0 ||
             (l->oci && json_object_set_new(o, "cgroup_v1_others", cgroup_v1_others_json(rt)) < 0) ||
             json_object_set_new(o, "cgroup_parent", json_string(rt->cgroup_parent)) < 0 ||
+            (rt->keeper >= 0 &&
+             json_object_set_new(o, RUNTIME_KEEPER_KEY, json_string(rt->state_dir)) < 0) ||
             json_object_set_new(o, "stdin", json_boolean(l->stdin)) < 0 ||
             json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0 ||
             json_object_set_new(o, "tty", json_boolean(l->tty)) < 0 ||
