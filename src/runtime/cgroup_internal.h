@@ -157,7 +157,10 @@ int cgroup_own_path(const char *text, const char *controller, char *buf, size_t 
  * must outlive it. -errno of pthread_create(). */
 struct cgroup_warmer;
 int cgroup_warmer_start(struct xp_cgroup_root *root, struct cgroup_warmer **ret);
-/* Asks for a move; asks while one runs make one more after it. */
+/* Asks for a move, and for more moves while the start asked for is under way (up to
+ * cgroup_warmer_done(), 200 ms at most); asks while one runs make one more after it. */
 void cgroup_warmer_want(struct cgroup_warmer *w);
+/* A start that was asked for has reported back (its shim's moves are made). */
+void cgroup_warmer_done(struct cgroup_warmer *w);
 /* Ends and frees the thread (NULL: nothing), after the move it runs. */
 void cgroup_warmer_stop(struct cgroup_warmer *w);

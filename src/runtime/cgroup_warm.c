@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup_internal.h"
@@ -85,13 +86,52 @@ int xp_cgroup_warm_moves(struct xp_cgroup_root *root, struct xp_error *err)
         return cgroup_write(root, dir, "tasks", tid, err);
 }
 
+/*
+ * After a move the lock stays warm for a grace period or so (4-30 ms here), and each move within
+ * that time extends it: the thread moves again every WARM_EVERY_MS while a start it was asked for
+ * has not reported back (cgroup_warmer_done()), WARM_HOLD_MS after the last ask at most, so a
+ * shim that comes later than a grace period after the first move (a loaded node, a slow volume)
+ * still finds it warm. A move into the thread's own group costs microseconds when warm.
+ */
+#define WARM_EVERY_MS 4
+#define WARM_HOLD_MS  200
+
 struct cgroup_warmer {
         struct xp_cgroup_root *root; /* borrowed */
         pthread_t thread;
         pthread_mutex_t lock;
-        pthread_cond_t cond;
+        pthread_cond_t cond; /* on CLOCK_MONOTONIC */
         bool wanted, stop;
+        unsigned pending; /* asks whose start has not reported back */
+        int64_t until_ms; /* the hold's end, CLOCK_MONOTONIC */
 };
+
+static int64_t monotonic_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Under lock. */
+static bool holding(struct cgroup_warmer *w)
+{
+        if (w->pending > 0 && monotonic_ms() >= w->until_ms)
+                w->pending = 0; /* asks that led to no start (a gate held it) */
+        return w->pending > 0;
+}
+
+/* Under lock: waits WARM_EVERY_MS, or less when asked or stopped. */
+static void wait_between_moves(struct cgroup_warmer *w)
+{
+        int64_t at = monotonic_ms() + WARM_EVERY_MS;
+        struct timespec ts = {.tv_sec = at / 1000, .tv_nsec = (at % 1000) * 1000000};
+
+        while (!w->wanted && !w->stop &&
+               pthread_cond_timedwait(&w->cond, &w->lock, &ts) != ETIMEDOUT)
+                ;
+}
 
 static void *warmer_run(void *arg)
 {
@@ -100,7 +140,7 @@ static void *warmer_run(void *arg)
 
         pthread_mutex_lock(&w->lock);
         for (;;) {
-                while (!w->wanted && !w->stop)
+                while (!w->wanted && !w->stop && !holding(w))
                         pthread_cond_wait(&w->cond, &w->lock);
                 if (w->stop)
                         break;
@@ -110,6 +150,10 @@ static void *warmer_run(void *arg)
                  * again: the warming only saves time */
                 works = works && xp_cgroup_warm_moves(w->root, NULL) >= 0;
                 pthread_mutex_lock(&w->lock);
+                if (!works)
+                        w->pending = 0;
+                else if (holding(w))
+                        wait_between_moves(w);
         }
         pthread_mutex_unlock(&w->lock);
         return NULL;
@@ -118,13 +162,17 @@ static void *warmer_run(void *arg)
 int cgroup_warmer_start(struct xp_cgroup_root *root, struct cgroup_warmer **ret)
 {
         struct cgroup_warmer *w = calloc(1, sizeof(*w));
+        pthread_condattr_t attr;
         int r;
 
         if (!w)
                 return -ENOMEM;
         w->root = root;
         pthread_mutex_init(&w->lock, NULL);
-        pthread_cond_init(&w->cond, NULL);
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&w->cond, &attr);
+        pthread_condattr_destroy(&attr);
         r = pthread_create(&w->thread, NULL, warmer_run, w);
         if (r != 0) {
                 pthread_cond_destroy(&w->cond);
@@ -140,7 +188,17 @@ void cgroup_warmer_want(struct cgroup_warmer *w)
 {
         pthread_mutex_lock(&w->lock);
         w->wanted = true;
+        w->pending++;
+        w->until_ms = monotonic_ms() + WARM_HOLD_MS;
         pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+void cgroup_warmer_done(struct cgroup_warmer *w)
+{
+        pthread_mutex_lock(&w->lock);
+        if (w->pending > 0)
+                w->pending--;
         pthread_mutex_unlock(&w->lock);
 }
 

@@ -1723,6 +1723,15 @@ static int start(struct xp_runtime *rt,
 
 static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid);
 
+/* A start's shim has made its moves: the warming it was asked for may end. */
+static void warm_moves_done(struct xp_runtime *rt)
+{
+        pthread_mutex_lock(&rt->lock);
+        if (rt->warmer)
+                cgroup_warmer_done(rt->warmer);
+        pthread_mutex_unlock(&rt->lock);
+}
+
 int xp_runtime_start(struct xp_runtime *rt,
                      const struct xp_container_launch *l,
                      struct xp_container_record *ret,
@@ -1758,6 +1767,7 @@ int xp_runtime_start(struct xp_runtime *rt,
         if (r < 0)
                 return r;
         r = start(rt, l, dir, ret, &c, err);
+        warm_moves_done(rt);
         pthread_mutex_lock(&rt->lock);
         if (r >= 0)
                 watch_shim(rt, l->pod_uid, &c);
