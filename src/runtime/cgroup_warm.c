@@ -11,6 +11,7 @@
  * and v1 hierarchies refuse it on a remount.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,17 +58,19 @@ static int warm_controller(const struct xp_cgroup_root *root)
         return -1;
 }
 
-int xp_cgroup_warm_moves(struct xp_cgroup_root *root, struct xp_error *err)
+/* The tasks file of the calling thread's group (the first hierarchy mounted whole), open for
+ * writing: the fd, or -errno with err. */
+static int open_own_tasks(struct xp_cgroup_root *root, struct xp_error *err)
 {
         _cleanup_free_ char *text = NULL;
-        char path[PATH_MAX], dir[PATH_MAX], tid[24];
+        char path[PATH_MAX], file[PATH_MAX];
         int c = root->mode == XP_CGROUP_V1 ? warm_controller(root) : -1;
-        int r, n;
+        int fd, r, n;
 
         if (c < 0)
                 return xp_errorf(
                     err, -EOPNOTSUPP, "no v1 hierarchy mounted whole to move a thread in");
-        /* read at each call: an operator may have moved the agent meanwhile */
+        /* read at each open: an operator may have moved the agent meanwhile */
         r = cgroup_read(root, "proc/thread-self", "cgroup", &text, err);
         if (r < 0)
                 return r;
@@ -78,12 +81,42 @@ int xp_cgroup_warm_moves(struct xp_cgroup_root *root, struct xp_error *err)
                                  r,
                                  "proc/thread-self/cgroup: no group of the %s hierarchy",
                                  cgroup_controller_name((enum cgroup_controller)c));
-        n = snprintf(dir, sizeof(dir), "%s%s", root->v1_mounts[c], path);
-        if (n < 0 || (size_t)n >= sizeof(dir))
-                return xp_errorf(err, -ENAMETOOLONG, "cgroup %s: path too long", path);
         /* "tasks" moves this thread alone: the agent's other threads are not touched */
-        snprintf(tid, sizeof(tid), "%d", (int)gettid());
-        return cgroup_write(root, dir, "tasks", tid, err);
+        n = snprintf(file, sizeof(file), "%s%s/tasks", root->v1_mounts[c], path);
+        if (n < 0 || (size_t)n >= sizeof(file))
+                return xp_errorf(err, -ENAMETOOLONG, "cgroup %s: path too long", path);
+        fd = openat(root->fd, file, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "opening /%s: %s", file, strerror(-r));
+        }
+        return fd;
+}
+
+/* Writes the calling thread's id to the tasks file open at fd. */
+static int move_self(int fd, struct xp_error *err)
+{
+        char tid[24];
+        int n = snprintf(tid, sizeof(tid), "%d", (int)gettid());
+        ssize_t written;
+
+        do
+                written = write(fd, tid, (size_t)n);
+        while (written < 0 && errno == EINTR);
+        if (written < 0)
+                return xp_errorf(err, -errno, "moving thread %s into its group: %m", tid);
+        return written == n ? 0 : xp_errorf(err, -EIO, "moving thread %s: a short write", tid);
+}
+
+int xp_cgroup_warm_moves(struct xp_cgroup_root *root, struct xp_error *err)
+{
+        int fd = open_own_tasks(root, err), r;
+
+        if (fd < 0)
+                return fd;
+        r = move_self(fd, err);
+        close(fd);
+        return r;
 }
 
 /*
@@ -95,6 +128,8 @@ int xp_cgroup_warm_moves(struct xp_cgroup_root *root, struct xp_error *err)
  */
 #define WARM_EVERY_MS 4
 #define WARM_HOLD_MS  200
+/* how long the thread's group, once read, is written without reading it again */
+#define WARM_REOPEN_MS 1000
 
 struct cgroup_warmer {
         struct xp_cgroup_root *root; /* borrowed */
@@ -102,8 +137,10 @@ struct cgroup_warmer {
         pthread_mutex_t lock;
         pthread_cond_t cond; /* on CLOCK_MONOTONIC */
         bool wanted, stop;
-        unsigned pending; /* asks whose start has not reported back */
-        int64_t until_ms; /* the hold's end, CLOCK_MONOTONIC */
+        unsigned pending;  /* asks whose start has not reported back */
+        int64_t until_ms;  /* the hold's end, CLOCK_MONOTONIC */
+        int fd;            /* the thread's own: its group's tasks file during a hold, or -1 */
+        int64_t opened_ms; /* when fd was opened */
 };
 
 static int64_t monotonic_ms(void)
@@ -133,6 +170,28 @@ static void wait_between_moves(struct cgroup_warmer *w)
                 ;
 }
 
+static void close_tasks(struct cgroup_warmer *w)
+{
+        if (w->fd >= 0)
+                close(w->fd);
+        w->fd = -1;
+}
+
+/* One move: a hold's moves after its first write the group's tasks file read then (one system
+ * call each), read again after WARM_REOPEN_MS so that the thread follows the agent's moves. */
+static int move(struct cgroup_warmer *w)
+{
+        int64_t now = monotonic_ms();
+
+        if (w->fd >= 0 && now - w->opened_ms >= WARM_REOPEN_MS)
+                close_tasks(w);
+        if (w->fd < 0) {
+                w->fd = open_own_tasks(w->root, NULL);
+                w->opened_ms = now;
+        }
+        return w->fd < 0 ? w->fd : move_self(w->fd, NULL);
+}
+
 static void *warmer_run(void *arg)
 {
         struct cgroup_warmer *w = arg;
@@ -140,21 +199,24 @@ static void *warmer_run(void *arg)
 
         pthread_mutex_lock(&w->lock);
         for (;;) {
-                while (!w->wanted && !w->stop && !holding(w))
+                while (!w->wanted && !w->stop && !holding(w)) {
+                        close_tasks(w);
                         pthread_cond_wait(&w->cond, &w->lock);
+                }
                 if (w->stop)
                         break;
                 w->wanted = false;
                 pthread_mutex_unlock(&w->lock);
                 /* a machine where it fails once (not root, a hierarchy not ours) is not asked
                  * again: the warming only saves time */
-                works = works && xp_cgroup_warm_moves(w->root, NULL) >= 0;
+                works = works && move(w) >= 0;
                 pthread_mutex_lock(&w->lock);
                 if (!works)
                         w->pending = 0;
                 else if (holding(w))
                         wait_between_moves(w);
         }
+        close_tasks(w);
         pthread_mutex_unlock(&w->lock);
         return NULL;
 }
@@ -168,6 +230,7 @@ int cgroup_warmer_start(struct xp_cgroup_root *root, struct cgroup_warmer **ret)
         if (!w)
                 return -ENOMEM;
         w->root = root;
+        w->fd = -1;
         pthread_mutex_init(&w->lock, NULL);
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
