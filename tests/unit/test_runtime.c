@@ -947,7 +947,10 @@ static void cgroup_parent_after_runtime(void **state)
                 usleep(10 * 1000); /* the shim removes them after it reported the exit */
         assert_int_equal(access(dir, F_OK), -1);
         xp_container_record_clear(&r);
+        /* the shim records the exit after it removed the groups */
         open_rt(f, 0, 0);
+        wait_exit(f, "uid-parent-late", &r);
+        xp_container_record_clear(&r);
         assert_int_equal(xp_runtime_remove(f->rt, "uid-parent-late", cname, NULL), 0);
 }
 
