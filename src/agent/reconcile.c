@@ -793,6 +793,10 @@ static bool act(struct loop *l,
                 json_t *resolved = NULL;
 
                 r = st->pod ? pull_gate(l, st, a) : 1;
+                /* the shim's move of the container into its group waits a grace period on an
+                 * idle node: begun now, that wait overlaps the volumes and the config */
+                if (r > 0 && st->pod)
+                        xp_runtime_warm_moves(agent->runtime);
                 if (r > 0 && st->pod)
                         r = xp_agent_volume_gate(agent, &pod, a->container, a->init, st->memory);
                 if (r > 0 && st->pod)

@@ -350,6 +350,8 @@ parse_mountinfo_line(struct xp_cgroup_root *root, char *line, unsigned lineno, s
                         if (!root->v1_mounts[c])
                                 return xp_errorf(
                                     err, -ENOMEM, "proc/self/mountinfo: out of memory");
+                        if (strcmp(fields[3], "/") == 0)
+                                root->v1_whole |= 1u << c;
                 }
                 any = any || c >= 0;
                 o += len + (o[len] == ',');

@@ -65,6 +65,9 @@ struct xp_cgroup_root {
         enum xp_cgroup_mode mode;
         /* v1: each controller's mount point relative to the root, NULL when not mounted */
         char *v1_mounts[CGROUP_CONTROLLER_MAX];
+        /* v1: the controllers (bit per enum) whose hierarchy is mounted whole (mountinfo's root
+         * "/"), so that a path /proc/PID/cgroup gives is found below the mount point */
+        unsigned v1_whole;
         /* v1: the other hierarchies (name=systemd, blkio, a hybrid's unified one, ...), where
          * an OCI runtime makes a container's groups too: removed with ours */
         char *v1_others[12];
@@ -142,3 +145,22 @@ int cgroup_parse_mountinfo(struct xp_cgroup_root *root, char *text, struct xp_er
 int cgroup_check_limits(const struct xp_cgroup_limits *limits, struct xp_error *err);
 /* CFS quota in microseconds for cpu_millis over period_us (rounded up, at least 1000). */
 uint64_t cgroup_cpu_quota(uint64_t cpu_millis, uint64_t period_us);
+
+/*
+ * The group path ("/" and below) of the hierarchy that carries controller in text, a
+ * /proc/PID/cgroup ("ID:CONTROLLERS:PATH" lines), in buf. -ENOENT when no line carries it,
+ * -EINVAL when its path is not absolute or does not fit.
+ */
+int cgroup_own_path(const char *text, const char *controller, char *buf, size_t size);
+
+/* The thread that runs xp_cgroup_warm_moves() when asked (cgroup_warm.c); root is borrowed and
+ * must outlive it. -errno of pthread_create(). */
+struct cgroup_warmer;
+int cgroup_warmer_start(struct xp_cgroup_root *root, struct cgroup_warmer **ret);
+/* Asks for a move, and for more moves while the start asked for is under way (up to
+ * cgroup_warmer_done(), 200 ms at most); asks while one runs make one more after it. */
+void cgroup_warmer_want(struct cgroup_warmer *w);
+/* A start that was asked for has reported back (its shim's moves are made). */
+void cgroup_warmer_done(struct cgroup_warmer *w);
+/* Ends and frees the thread (NULL: nothing), after the move it runs. */
+void cgroup_warmer_stop(struct cgroup_warmer *w);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -44,10 +45,11 @@ struct xp_runtime {
         char *cgroup_parent; /* of this runtime's pods' groups: xpool/agent-<key> */
         uint64_t log_max_bytes;
         unsigned log_max_files;
-        struct xp_cgroup_root *root; /* NULL when containers run without cgroups */
-        char **hide;                 /* NULL-terminated: paths no container sees */
-        char **detach;               /* NULL-terminated: mount points no container keeps */
-        char **share;                /* NULL-terminated: the node's paths pods may write */
+        struct xp_cgroup_root *root;  /* NULL when containers run without cgroups */
+        struct cgroup_warmer *warmer; /* made at the first xp_runtime_warm_moves(), under lock */
+        char **hide;                  /* NULL-terminated: paths no container sees */
+        char **detach;                /* NULL-terminated: mount points no container keeps */
+        char **share;                 /* NULL-terminated: the node's paths pods may write */
         pthread_mutex_t filters_lock;
         pthread_mutex_t pods_lock; /* the pods' own files (oci_pod.c) */
         struct {
@@ -61,6 +63,7 @@ struct xp_runtime {
         bool overlay, apparmor; /* OCI containers: the kernel has overlayfs; the profile loaded */
         char *oci_warning;
         int inotify;
+        int keeper; /* the state directory, flock()ed shared while the runtime is open */
         struct shimwatch *shims; /* with inotify: the event fd */
         pthread_mutex_t lock;
         char **starting; /* "uid/container" of starts in progress, under lock */
@@ -594,6 +597,7 @@ void xp_runtime_free(struct xp_runtime *rt)
         if (!rt)
                 return;
         shimwatch_free(rt->shims);
+        cgroup_warmer_stop(rt->warmer);
         if (rt->inotify >= 0)
                 close(rt->inotify);
         if (rt->root && rt->cgroup_parent) {
@@ -604,6 +608,8 @@ void xp_runtime_free(struct xp_runtime *rt)
                         (void)xp_cgroup_remove(parent, NULL);
         }
         xp_cgroup_root_free(rt->root);
+        if (rt->keeper >= 0)
+                close(rt->keeper);
         pthread_mutex_destroy(&rt->lock);
         pthread_mutex_destroy(&rt->filters_lock);
         pthread_mutex_destroy(&rt->pods_lock);
@@ -699,6 +705,29 @@ static void detect_cgroups(struct xp_runtime *rt)
 none:
         xp_cgroup_root_free(rt->root);
         rt->root = NULL;
+}
+
+/*
+ * While the runtime is open its shims leave its parent group in place when their pod's was the
+ * last below it (RUNTIME_KEEPER_KEY): an idle node's every start made it again, a mkdir and a
+ * failing one in each hierarchy. The shared flock on the state directory says that the runtime
+ * runs; it goes with the process, so a killed agent's last shim removes the parent as before,
+ * and an agent killed with no pod left leaves it empty until an agent on the same state ends.
+ * Without the lock (an unreadable directory) the shims remove it as before.
+ */
+static void keep_parent(struct xp_runtime *rt)
+{
+        int fd = open(rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        /* a shim's probe holds it exclusively for an rmdir's time at most */
+        while (flock(fd, LOCK_SH) < 0)
+                if (errno != EINTR) {
+                        close(fd);
+                        return;
+                }
+        rt->keeper = fd;
 }
 
 /* Whether a process can be cloned into new pid, mount and cgroup namespaces here (root, and no
@@ -922,6 +951,7 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         if (!rt)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         rt->inotify = -1;
+        rt->keeper = -1;
         pthread_mutex_init(&rt->lock, NULL);
         pthread_mutex_init(&rt->filters_lock, NULL);
         pthread_mutex_init(&rt->pods_lock, NULL);
@@ -960,6 +990,7 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         if (r < 0)
                 return r;
         detect_cgroups(rt);
+        keep_parent(rt);
         detect_contain(rt);
         detect_oci(rt);
         *ret = TAKE_PTR(rt);
@@ -1271,6 +1302,8 @@ static char *spec_text(struct xp_runtime *rt,
         if (json_object_set_new(o, "cgroup_v1", cgroup_v1_json(rt)) < 0 ||
             (l->oci && json_object_set_new(o, "cgroup_v1_others", cgroup_v1_others_json(rt)) < 0) ||
             json_object_set_new(o, "cgroup_parent", json_string(rt->cgroup_parent)) < 0 ||
+            (rt->keeper >= 0 &&
+             json_object_set_new(o, RUNTIME_KEEPER_KEY, json_string(rt->state_dir)) < 0) ||
             json_object_set_new(o, "stdin", json_boolean(l->stdin)) < 0 ||
             json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0 ||
             json_object_set_new(o, "tty", json_boolean(l->tty)) < 0 ||
@@ -1690,6 +1723,15 @@ static int start(struct xp_runtime *rt,
 
 static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid);
 
+/* A start's shim has made its moves: the warming it was asked for may end. */
+static void warm_moves_done(struct xp_runtime *rt)
+{
+        pthread_mutex_lock(&rt->lock);
+        if (rt->warmer)
+                cgroup_warmer_done(rt->warmer);
+        pthread_mutex_unlock(&rt->lock);
+}
+
 int xp_runtime_start(struct xp_runtime *rt,
                      const struct xp_container_launch *l,
                      struct xp_container_record *ret,
@@ -1725,6 +1767,7 @@ int xp_runtime_start(struct xp_runtime *rt,
         if (r < 0)
                 return r;
         r = start(rt, l, dir, ret, &c, err);
+        warm_moves_done(rt);
         pthread_mutex_lock(&rt->lock);
         if (r >= 0)
                 watch_shim(rt, l->pod_uid, &c);
@@ -2046,6 +2089,19 @@ int xp_runtime_reclaim_cgroups(struct xp_runtime *rt, struct xp_error *err)
         r = xp_cgroup_reclaim(rt->root, rt->cgroup_parent, pod_group_needed, rt, err);
         pthread_mutex_unlock(&rt->lock);
         return r;
+}
+
+void xp_runtime_warm_moves(struct xp_runtime *rt)
+{
+        bool have;
+
+        if (!rt->root || xp_cgroup_root_mode(rt->root) != XP_CGROUP_V1)
+                return;
+        pthread_mutex_lock(&rt->lock);
+        have = rt->warmer || cgroup_warmer_start(rt->root, &rt->warmer) >= 0;
+        if (have)
+                cgroup_warmer_want(rt->warmer);
+        pthread_mutex_unlock(&rt->lock);
 }
 
 const char *xp_runtime_cgroup_parent(const struct xp_runtime *rt)

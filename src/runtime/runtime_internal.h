@@ -28,6 +28,9 @@
  */
 #define RUNTIME_LOCK_FD        4
 #define RUNTIME_RELEASE_PREFIX "released."
+/* The spec's key of the state directory that the runtime holds a shared flock on while it is
+ * open: a shim whose exclusive flock of it fails leaves the runtime's parent group in place. */
+#define RUNTIME_KEEPER_KEY "cgroup_parent_keeper"
 /* The flat directory below the state dir where shims announce exits. */
 #define RUNTIME_EVENTS_DIR ".events"
 /* The fd the shim gets its pipe to xp_runtime_start() on. */

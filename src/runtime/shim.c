@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -352,11 +353,28 @@ static int remove_if_empty(struct shim *s, const char *path)
         return r < 0 ? r : xp_cgroup_remove(cg, NULL);
 }
 
+/* Whether the runtime that wrote the spec is still open (its shared flock on the state
+ * directory, RUNTIME_KEEPER_KEY): false without the key, or when the lock can be had. */
+static bool runtime_open(const struct shim *s)
+{
+        const char *dir = json_string_value(json_object_get(s->spec, RUNTIME_KEEPER_KEY));
+        _cleanup_close_ int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        int r;
+
+        if (fd < 0)
+                return false;
+        while ((r = flock(fd, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR)
+                ;
+        /* the lock goes with the fd: a runtime opening meanwhile waits an instant */
+        return r < 0 && errno == EWOULDBLOCK;
+}
+
 /*
  * The pod's group once its last container's is gone, then the runtime's parent once its last
- * pod's is (never the legacy parent, which all older agents share): whoever ends last removes
- * them, so that none outlives its pods when the agent is away or gone. A start racing this makes
- * them again (xp_cgroup_create()).
+ * pod's is (never the legacy parent, which all older agents share) and the runtime is gone:
+ * whoever ends last removes them, so that none outlives its pods when the agent is away or gone,
+ * while a running agent's next start finds the parent made. A start racing this makes them again
+ * (xp_cgroup_create()).
  */
 static void remove_pod_group(struct shim *s)
 {
@@ -367,7 +385,7 @@ static void remove_pod_group(struct shim *s)
         if (!slash)
                 return;
         *slash = '\0';
-        if (remove_if_empty(s, path) >= 0 && parent)
+        if (remove_if_empty(s, path) >= 0 && parent && !runtime_open(s))
                 (void)remove_if_empty(s, parent);
 }
 

@@ -4,6 +4,7 @@
  * directories holding the files the kernel would have, so the exact values written can be read
  * back. One test works on the real /sys/fs/cgroup and skips unless run as root on a writable one.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -24,6 +25,7 @@
 #include "runtime/cgroup_internal.h"
 #include "xpool/cgroup.h"
 #include "xpool/macro.h"
+#include "xpool/runtime.h"
 
 struct fixture {
         char root[256];
@@ -906,6 +908,162 @@ static void v2_errors(void **state)
         assert_non_null(strstr(err.msg, "creating cgroup /sys/fs/cgroup/blocked/x"));
 }
 
+/* ---- warming task moves --------------------------------------------------------------------- */
+
+static void own_path(void **state)
+{
+        static const char text[] = "12:pids:/user.slice\n"
+                                   "4:cpu,cpuacct:/agent.slice/x\n"
+                                   "1:name=systemd:/sd\n"
+                                   "0::/unified\n";
+        char buf[64];
+
+        (void)state;
+        assert_int_equal(cgroup_own_path(text, "cpu", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "/agent.slice/x");
+        assert_int_equal(cgroup_own_path(text, "cpuacct", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "/agent.slice/x");
+        assert_int_equal(cgroup_own_path(text, "pids", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "/user.slice");
+        /* a whole name of the list, never a part of one */
+        assert_int_equal(cgroup_own_path(text, "cpus", buf, sizeof(buf)), -ENOENT);
+        assert_int_equal(cgroup_own_path(text, "cp", buf, sizeof(buf)), -ENOENT);
+        assert_int_equal(cgroup_own_path(text, "memory", buf, sizeof(buf)), -ENOENT);
+        assert_int_equal(cgroup_own_path("3:memory:/", "memory", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "/");
+        assert_int_equal(cgroup_own_path("3:memory:rel\n", "memory", buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(cgroup_own_path("3:memory:\n", "memory", buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(cgroup_own_path("3:memory:/abc\n", "memory", buf, 4), -EINVAL);
+        assert_int_equal(cgroup_own_path("garbage\n", "memory", buf, sizeof(buf)), -ENOENT);
+}
+
+/* The thread's own tid goes to the tasks file of the group it is in already: nothing moves */
+static void v1_warm_moves(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        struct xp_error err = {0};
+        char tid[24];
+
+        v1_tree(f, "agent.slice");
+        put(f, V1_CG "/cpu,cpuacct/agent.slice/tasks", "");
+        put(f, V1_CG "/pids/other/tasks", "");
+        put(f, "proc/thread-self/cgroup", "5:pids:/other\n4:cpu,cpuacct:/agent.slice\n");
+        root = open_root(f, XP_CGROUP_V1);
+        assert_int_equal(xp_cgroup_warm_moves(root, &err), 0);
+        snprintf(tid, sizeof(tid), "%d", (int)gettid());
+        assert_string_equal(get(f, V1_CG "/cpu,cpuacct/agent.slice/tasks"), tid);
+        assert_string_equal(get(f, V1_CG "/pids/other/tasks"), "");
+        /* a group that is not there is never made */
+        put(f, "proc/thread-self/cgroup", "4:cpu,cpuacct:/gone\n");
+        assert_int_equal(xp_cgroup_warm_moves(root, &err), -ENOENT);
+        assert_false(exists(f, V1_CG "/cpu,cpuacct/gone"));
+        put(f, "proc/thread-self/cgroup", "5:pids:/other\n");
+        assert_int_equal(xp_cgroup_warm_moves(root, &err), -ENOENT);
+        assert_non_null(strstr(err.msg, "no group of the cpu hierarchy"));
+}
+
+/* A hierarchy mounted from below its root (a container's bind of its own group) names paths the
+ * mount does not: never written there, the next one mounted whole is */
+static void v1_warm_moves_whole_only(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        struct xp_error err = {0};
+        char tid[24];
+
+        v1_tree(f, "sub");
+        put(f,
+            "proc/self/mountinfo",
+            "32 31 0:29 /sub /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+            "34 31 0:31 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n");
+        put(f, V1_CG "/cpu,cpuacct/sub/tasks", "");
+        put(f, V1_CG "/cpuset/sub/tasks", "");
+        put(f, "proc/thread-self/cgroup", "4:cpu,cpuacct:/sub\n3:cpuset:/sub\n");
+        root = open_root(f, XP_CGROUP_V1);
+        assert_int_equal(xp_cgroup_warm_moves(root, &err), 0);
+        snprintf(tid, sizeof(tid), "%d", (int)gettid());
+        assert_string_equal(get(f, V1_CG "/cpuset/sub/tasks"), tid);
+        assert_string_equal(get(f, V1_CG "/cpu,cpuacct/sub/tasks"), "");
+        xp_cgroup_root_free(TAKE_PTR(root));
+
+        put(f,
+            "proc/self/mountinfo",
+            "32 31 0:29 /sub /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n");
+        root = open_root(f, XP_CGROUP_V1);
+        assert_int_equal(xp_cgroup_warm_moves(root, &err), -EOPNOTSUPP);
+}
+
+static void v2_warm_moves(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        struct xp_error err = {0};
+
+        v2_tree(f, "cpu memory pids", "a");
+        put(f, "proc/thread-self/cgroup", "0::/a\n");
+        root = open_root(f, XP_CGROUP_V2);
+        assert_int_equal(xp_cgroup_warm_moves(root, &err), -EOPNOTSUPP);
+        assert_string_equal(get(f, V1_CG "/a/cgroup.procs"), "");
+}
+
+/* How many times text repeats the id of a thread of this process other than the caller's (the
+ * writes of one thread, without separators); 0 when it is not such repeats. */
+static size_t repeats_of_a_thread(const char *text)
+{
+        DIR *d = opendir("/proc/self/task");
+        size_t found = 0, len = strlen(text);
+        struct dirent *e;
+
+        assert_non_null(d);
+        while (!found && (e = readdir(d))) {
+                size_t n = strlen(e->d_name), k;
+
+                if (e->d_name[0] == '.' || strtol(e->d_name, NULL, 10) == gettid() || len % n)
+                        continue;
+                for (k = 0; k < len && strncmp(text + k, e->d_name, n) == 0; k += n)
+                        ;
+                if (len && k == len)
+                        found = len / n;
+        }
+        closedir(d);
+        return found;
+}
+
+/* The runtime's thread makes the move when asked, and again while the start asked for is under
+ * way (the lock stays warm a grace period after each move), and the runtime's end joins it */
+static void runtime_warm_moves(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_runtime *rt = NULL;
+        char state_dir[512], log_dir[512], got[4096] = "";
+        struct xp_runtime_options o = {
+            .state_dir = state_dir, .log_dir = log_dir, .cgroup_root = f->root};
+        int fifo;
+
+        put(f, "proc/self/mountinfo", v1_mountinfo);
+        v1_tree(f, "agent.slice");
+        fifo = put_fifo(f, V1_CG "/cpu,cpuacct/agent.slice/tasks");
+        put(f, "proc/thread-self/cgroup", "4:cpu,cpuacct:/agent.slice\n");
+        snprintf(state_dir, sizeof(state_dir), "%s/state", f->root);
+        snprintf(log_dir, sizeof(log_dir), "%s/logs", f->root);
+        assert_int_equal(xp_runtime_open(&o, &rt, NULL), 0);
+        assert_int_equal(xp_runtime_cgroup_mode(rt), XP_CGROUP_V1);
+        xp_runtime_warm_moves(rt);
+        /* two moves of the runtime's thread, waited for (60 s at most: a limit) */
+        for (int i = 0; i < 6000 && repeats_of_a_thread(got) < 2; i++) {
+                size_t len = strlen(got);
+
+                snprintf(got + len, sizeof(got) - len, "%s", drain(fifo));
+                if (strlen(got) == len)
+                        usleep(10000);
+        }
+        assert_true(repeats_of_a_thread(got) >= 2);
+        xp_runtime_warm_moves(rt);
+        xp_runtime_free(rt);
+        close(fifo);
+}
+
 /* ---- the real machine ------------------------------------------------------------------------ */
 
 static void real_machine(void **state)
@@ -986,6 +1144,38 @@ static void real_machine(void **state)
                 fail_msg("remove: %s", err.msg);
 }
 
+/* The calling thread's groups, /proc/thread-self/cgroup, in buf. */
+static void own_groups(char *buf, size_t size)
+{
+        FILE *file = fopen("/proc/thread-self/cgroup", "re");
+        size_t n;
+
+        assert_non_null(file);
+        n = fread(buf, 1, size - 1, file);
+        buf[n] = '\0';
+        fclose(file);
+}
+
+/* On a v1 machine the move is allowed and changes nothing: the thread stays in its groups */
+static void real_machine_warm(void **state)
+{
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        struct xp_error err = {0};
+        char before[4096], after[4096];
+
+        (void)state;
+        if (geteuid() != 0 || xp_cgroup_root_open("/", &root, &err) < 0 ||
+            xp_cgroup_root_mode(root) != XP_CGROUP_V1) {
+                print_message("skipping: not root on a cgroup v1 machine\n");
+                skip();
+        }
+        own_groups(before, sizeof(before));
+        if (xp_cgroup_warm_moves(root, &err) < 0)
+                fail_msg("warm moves: %s", err.msg);
+        own_groups(after, sizeof(after));
+        assert_string_equal(before, after);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1006,7 +1196,13 @@ int main(void)
             cmocka_unit_test_setup_teardown(pids_and_open, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_create_apply, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_errors, setup, teardown),
+            cmocka_unit_test(own_path),
+            cmocka_unit_test_setup_teardown(v1_warm_moves, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_warm_moves_whole_only, setup, teardown),
+            cmocka_unit_test_setup_teardown(v2_warm_moves, setup, teardown),
+            cmocka_unit_test_setup_teardown(runtime_warm_moves, setup, teardown),
             cmocka_unit_test(real_machine),
+            cmocka_unit_test(real_machine_warm),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

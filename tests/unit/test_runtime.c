@@ -879,8 +879,9 @@ static void group_dir(const char *group, char *buf, size_t size)
 
 /* Each runtime's pods' groups are below its own parent: the same for the same state directory
  * (an agent started again finds its groups), another for another (agents side by side never
- * reclaim each other's). A container's end takes its group, its pod's and the empty parent with
- * it; a parent left empty otherwise goes with the runtime. */
+ * reclaim each other's). A container's end takes its group and its pod's with it, and the empty
+ * parent only once its runtime is gone (a running agent's next start finds it made); a parent
+ * left empty otherwise goes with the runtime. */
 static void cgroup_parent_per_state(void **state)
 {
         struct fixture *f = *state;
@@ -912,16 +913,45 @@ static void cgroup_parent_per_state(void **state)
         for (int i = 0; i < 3000 && access(dir, F_OK) == 0; i++)
                 usleep(10 * 1000); /* the shim removes them after it reported the exit */
         assert_int_equal(access(dir, F_OK), -1);
-        /* the last pod's end took the parent too */
+        /* the last pod's end left the parent to the runtime that runs */
         group_dir(parent, dir, sizeof(dir));
-        assert_int_equal(access(dir, F_OK), -1);
+        assert_int_equal(access(dir, F_OK), 0);
         assert_int_equal(xp_runtime_remove(f->rt, "uid-parent", cname, NULL), 0);
-        /* a parent a shim killed before its end left: the runtime takes it with it */
-        assert_int_equal(mkdir(dir, 0755), 0);
+        /* the runtime takes it with it */
         xp_runtime_free(f->rt);
         f->rt = NULL;
         assert_int_equal(access(dir, F_OK), -1);
         open_rt(f, 0, 0);
+}
+
+/* A shim that outlives its runtime (a killed agent) removes the parent at its end, as before: no
+ * group is left behind for good */
+static void cgroup_parent_after_runtime(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {"sleep", "100", NULL};
+        struct xp_container_launch l = launch_of("uid-parent-late", argv);
+        struct xp_container_record r = {0};
+        char parent[64], dir[256];
+
+        if (!have_cgroups(f))
+                skip();
+        snprintf(parent, sizeof(parent), "%s", xp_runtime_cgroup_parent(f->rt));
+        start_ok(f, &l, &r);
+        xp_runtime_free(f->rt);
+        f->rt = NULL;
+        group_dir(parent, dir, sizeof(dir));
+        assert_int_equal(access(dir, F_OK), 0);
+        assert_int_equal(kill(r.pid, SIGKILL), 0);
+        for (int i = 0; i < 3000 && access(dir, F_OK) == 0; i++)
+                usleep(10 * 1000); /* the shim removes them after it reported the exit */
+        assert_int_equal(access(dir, F_OK), -1);
+        xp_container_record_clear(&r);
+        /* the shim records the exit after it removed the groups */
+        open_rt(f, 0, 0);
+        wait_exit(f, "uid-parent-late", &r);
+        xp_container_record_clear(&r);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-parent-late", cname, NULL), 0);
 }
 
 static void cpuset_applied(void **state)
@@ -1293,6 +1323,7 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(bad_launch, setup, teardown),
             cmocka_unit_test_setup_teardown(oom_killed, setup, teardown),
             cmocka_unit_test_setup_teardown(cgroup_parent_per_state, setup, teardown),
+            cmocka_unit_test_setup_teardown(cgroup_parent_after_runtime, setup, teardown),
             cmocka_unit_test_setup_teardown(cpuset_applied, setup, teardown),
             cmocka_unit_test_setup_teardown(devices_restricted, setup, teardown),
             cmocka_unit_test_setup_teardown(default_containment, setup, teardown),

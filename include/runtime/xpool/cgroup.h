@@ -154,6 +154,16 @@ int xp_cgroup_apply(struct xp_cgroup *cg,
 int xp_cgroup_add_pid(struct xp_cgroup *cg, pid_t pid, struct xp_error *err);
 
 /*
+ * Moves the calling thread into the group it is in already (v1: the first hierarchy mounted whole,
+ * its "tasks"), a move that changes nothing but takes the kernel's lock of task moves for writing:
+ * when no move took it recently the call waits an RCU grace period (milliseconds), and the moves
+ * of the next grace period or so after it find it warm and take microseconds
+ * (src/runtime/cgroup_warm.c). -EOPNOTSUPP when not v1 or no hierarchy is mounted whole; the
+ * -errno of reading proc/thread-self/cgroup or of the write.
+ */
+int xp_cgroup_warm_moves(struct xp_cgroup_root *root, struct xp_error *err);
+
+/*
  * How many processes the kernel's OOM killer killed in the group: "oom_kill" of memory.events
  * (v2) or memory.oom_control (v1). -ENODATA when the file has no oom_kill line (v1 kernels
  * before 4.13); the -errno of the read.

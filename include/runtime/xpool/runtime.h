@@ -300,6 +300,14 @@ int xp_runtime_remove_pod(struct xp_runtime *rt, const char *pod_uid, struct xp_
 int xp_runtime_release_pod_ipc(struct xp_runtime *rt, const char *pod_uid, struct xp_error *err);
 
 /*
+ * Asks for a task move that changes nothing (xp_cgroup_warm_moves()) on a thread of the
+ * runtime's own, made at the first call, and returns at once: called when a container's start is
+ * known, ahead of the work before it, the kernel's wait for a grace period that an idle node's
+ * first move pays overlaps that work rather than the shim's start. Nothing without v1 cgroups.
+ */
+void xp_runtime_warm_moves(struct xp_runtime *rt);
+
+/*
  * The parent of this runtime's pods' groups ("xpool/agent-<16 hex digits>", a hash of the state
  * directory's real path: the same after a restart, another for another agent's state), borrowed
  * from rt. A pod's group is PARENT/<pod uid>, its containers' PARENT/<pod uid>/<container>.
