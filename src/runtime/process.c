@@ -63,7 +63,7 @@ struct xp_runtime {
         bool overlay, apparmor; /* OCI containers: the kernel has overlayfs; the profile loaded */
         char *oci_warning;
         int inotify;
-        int keeper; /* the state directory, flock()ed shared while the runtime is open */
+        int keeper; /* the state directory, read-locked (an OFD lock) while the runtime is open */
         struct shimwatch *shims; /* with inotify: the event fd */
         pthread_mutex_t lock;
         char **starting; /* "uid/container" of starts in progress, under lock */
@@ -710,19 +710,21 @@ none:
 /*
  * While the runtime is open its shims leave its parent group in place when their pod's was the
  * last below it (RUNTIME_KEEPER_KEY): an idle node's every start made it again, a mkdir and a
- * failing one in each hierarchy. The shared flock on the state directory says that the runtime
- * runs; it goes with the process, so a killed agent's last shim removes the parent as before,
- * and an agent killed with no pod left leaves it empty until an agent on the same state ends.
- * Without the lock (an unreadable directory) the shims remove it as before.
+ * failing one in each hierarchy. A read lock on the state directory says that the runtime runs:
+ * an open file description's lock (F_OFD_SETLKW), which a shim tests without taking it
+ * (F_OFD_GETLK), so that two shims testing at once never take each other's test for the runtime.
+ * It goes with the process, so a killed agent's last shim removes the parent as before, and an
+ * agent killed with no pod left leaves it empty until an agent on the same state ends. Without
+ * the lock (an unreadable directory) the shims remove it as before.
  */
 static void keep_parent(struct xp_runtime *rt)
 {
         int fd = open(rt->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct flock lock = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
 
         if (fd < 0)
                 return;
-        /* a shim's probe holds it exclusively for an rmdir's time at most */
-        while (flock(fd, LOCK_SH) < 0)
+        while (fcntl(fd, F_OFD_SETLKW, &lock) < 0)
                 if (errno != EINTR) {
                         close(fd);
                         return;

@@ -353,20 +353,17 @@ static int remove_if_empty(struct shim *s, const char *path)
         return r < 0 ? r : xp_cgroup_remove(cg, NULL);
 }
 
-/* Whether the runtime that wrote the spec is still open (its shared flock on the state
- * directory, RUNTIME_KEEPER_KEY): false without the key, or when the lock can be had. */
+/* Whether the runtime that wrote the spec is still open (its read lock on the state directory,
+ * RUNTIME_KEEPER_KEY, tested without taking it): false without the key or the lock. */
 static bool runtime_open(const struct shim *s)
 {
         const char *dir = json_string_value(json_object_get(s->spec, RUNTIME_KEEPER_KEY));
         _cleanup_close_ int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-        int r;
+        struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 
-        if (fd < 0)
+        if (fd < 0 || fcntl(fd, F_OFD_GETLK, &lock) < 0)
                 return false;
-        while ((r = flock(fd, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR)
-                ;
-        /* the lock goes with the fd: a runtime opening meanwhile waits an instant */
-        return r < 0 && errno == EWOULDBLOCK;
+        return lock.l_type != F_UNLCK;
 }
 
 /*
