@@ -339,10 +339,14 @@ static struct shared_text *shared_text_get(int index, const json_t *tree)
  */
 static int put_shared(struct out *o, const json_t *json, unsigned depth)
 {
-        int index = xp_shared_tree_index(json);
         struct shared_text *text;
-        int r;
+        int index, r;
 
+        /* a shared tree has the table's maker's reference and its holder's: most containers of a
+         * body have one, and skip the table's look-up (a call per container) */
+        if (__atomic_load_n(&json->refcount, __ATOMIC_RELAXED) < 2)
+                return 0;
+        index = xp_shared_tree_index(json);
         if (index < 0)
                 return 0;
         text = shared_text_get(index, json);
