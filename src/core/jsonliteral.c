@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "xpool/jsonliteral.h"
+#include "xpool/sharedtree.h"
 
 /* More than the program's literals that reach a tree (a few dozen): past it, or after MAX_PROBES
  * taken slots, a literal gets a node of its own each time, as before. */
@@ -77,24 +78,12 @@ json_t *xp_json_integer(json_int_t value)
         return json_incref(expected);
 }
 
-static _Atomic(const json_t *) shared_trees[XP_JSON_SHARED_TREES];
-static atomic_size_t n_shared_trees;
-
 void xp_json_shared_tree_mark(const json_t *tree)
 {
-        size_t n = atomic_fetch_add_explicit(&n_shared_trees, 1, memory_order_acq_rel);
-
-        if (tree && n < XP_JSON_SHARED_TREES)
-                atomic_store_explicit(&shared_trees[n], tree, memory_order_release);
+        xp_shared_tree_add(tree);
 }
 
 bool xp_json_is_shared_tree(const json_t *json)
 {
-        size_t n = atomic_load_explicit(&n_shared_trees, memory_order_acquire);
-
-        n = n < XP_JSON_SHARED_TREES ? n : XP_JSON_SHARED_TREES;
-        for (size_t i = 0; i < n; i++)
-                if (atomic_load_explicit(&shared_trees[i], memory_order_acquire) == json)
-                        return true;
-        return false;
+        return xp_shared_tree_index(json) >= 0;
 }

@@ -11,14 +11,20 @@
  * answer then stands: reals (jansson's %.17g and its fix-ups are kept that way exactly), strings
  * that are not UTF-8, trees deeper than MAX_DEPTH. tests/unit/test_store_compact.c holds the two
  * writers to the same bytes.
+ *
+ * The trees the program shares by reference across objects (xpool/sharedtree.h: a pod's
+ * kube-api-access projected source, its default tolerations) it writes once, on first use, and
+ * copies from then on: their walk and escaping were the same work on every create.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store_internal.h"
+#include "xpool/sharedtree.h"
 #include "xpool/strutil.h"
 
 #define MAX_DEPTH 512
@@ -246,15 +252,124 @@ static int put_array(struct out *o, const json_t *json, unsigned depth)
         return r < 0 ? r : put_char(o, ']');
 }
 
+/*
+ * A marked tree's text as this writer writes it anywhere below the top with nothing dropped (its
+ * bytes depend on the tree alone), and the levels of values below the tree: at a depth where the
+ * walk would pass MAX_DEPTH the tree is walked, and declined, as before. Kept for the process's
+ * life, as the trees are.
+ */
+struct shared_text {
+        unsigned levels;
+        size_t len;
+        char text[];
+};
+
+static _Atomic(struct shared_text *) shared_texts[XP_SHARED_TREES];
+/* in shared_texts: the tree holds what this writer leaves to jansson, so it is walked */
+static struct shared_text declined;
+static _Thread_local size_t shared_text_copies;
+
+size_t store_json_shared_text_copies(void)
+{
+        return shared_text_copies;
+}
+
+/* The deepest level of a value below json, which is at level; counted up to MAX_DEPTH + 1. */
+static unsigned levels_below(const json_t *json, unsigned level)
+{
+        unsigned deepest = level;
+
+        if (level > MAX_DEPTH)
+                return level;
+        if (json_is_array(json))
+                for (size_t i = 0; i < json_array_size(json); i++) {
+                        unsigned d = levels_below(json_array_get(json, i), level + 1);
+
+                        deepest = d > deepest ? d : deepest;
+                }
+        for (void *it = json_is_object(json) ? json_object_iter((json_t *)json) : NULL; it;
+             it = json_object_iter_next((json_t *)json, it)) {
+                unsigned d = levels_below(json_object_iter_value(it), level + 1);
+
+                deepest = d > deepest ? d : deepest;
+        }
+        return deepest;
+}
+
+/* tree's text, written as put_value() writes it; &declined; NULL without memory. */
+static struct shared_text *shared_text_make(const json_t *tree)
+{
+        char stack[2048];
+        struct out o = {.buf = stack, .cap = sizeof(stack), .max = XP_STORE_BODY_MAX};
+        struct shared_text *made = NULL;
+        /* an array at the top would look itself up again */
+        int r = json_is_array(tree) ? put_array(&o, tree, 0) : put_value(&o, tree, 0, NULL);
+
+        if (r >= 0)
+                made = malloc(sizeof(*made) + o.len);
+        if (made) {
+                made->levels = levels_below(tree, 0);
+                made->len = o.len;
+                memcpy(made->text, o.buf, o.len);
+        }
+        if (o.heap)
+                free(o.buf);
+        return r == -EBADMSG || r == -E2BIG ? &declined : made;
+}
+
+/* The text of the marked tree at index, made by the first thread that meets it. */
+static struct shared_text *shared_text_get(int index, const json_t *tree)
+{
+        struct shared_text *text = atomic_load_explicit(&shared_texts[index], memory_order_acquire),
+                           *expected = NULL;
+
+        if (text)
+                return text;
+        text = shared_text_make(tree);
+        if (!text ||
+            atomic_compare_exchange_strong_explicit(
+                &shared_texts[index], &expected, text, memory_order_acq_rel, memory_order_acquire))
+                return text;
+        if (text != &declined)
+                free(text); /* another thread's came first: the same bytes */
+        return expected;
+}
+
+/* 1 when json, a marked tree, was written from its text; 0 when it is to be walked; put()'s error.
+ */
+static int put_shared(struct out *o, const json_t *json, unsigned depth)
+{
+        struct shared_text *text;
+        int index, r;
+
+        /* a shared tree has the table's maker's reference and its holder's: most containers of a
+         * body have one, and skip the table's look-up (a call per container) */
+        if (__atomic_load_n(&json->refcount, __ATOMIC_RELAXED) < 2)
+                return 0;
+        index = xp_shared_tree_index(json);
+        if (index < 0)
+                return 0;
+        text = shared_text_get(index, json);
+        if (!text || text == &declined || depth + text->levels > MAX_DEPTH)
+                return 0;
+        shared_text_copies++;
+        r = put(o, text->text, text->len);
+        return r < 0 ? r : 1;
+}
+
 static int put_value(struct out *o, const json_t *json, unsigned depth, const char *drop)
 {
+        int r;
+
         if (depth > MAX_DEPTH)
                 return -EBADMSG;
         switch (json_typeof(json)) {
         case JSON_OBJECT:
-                return put_object(o, json, depth, drop, NULL);
+                r = depth > 0 && !drop ? put_shared(o, json, depth) : 0;
+                return r != 0 ? (r < 0 ? r : 0) : put_object(o, json, depth, drop, NULL);
         case JSON_ARRAY:
-                return put_array(o, json, depth);
+                r = put_shared(o, json, depth);
+                return r != 0 ? (r < 0 ? r : 0) : put_array(o, json, depth);
         case JSON_STRING:
                 return put_string(o, json_string_value(json), json_string_length(json));
         case JSON_INTEGER:

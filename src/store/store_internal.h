@@ -340,6 +340,8 @@ int store_json_compact_marked(const json_t *object,
                               char **ret,
                               size_t *ret_len,
                               struct store_text_mark *ret_mark);
+/* The shared trees' texts (xpool/sharedtree.h) this thread's writes copied: for the tests. */
+size_t store_json_shared_text_copies(void);
 /* The stored text as an object with metadata.resourceVersion filled in; NULL when not one. */
 json_t *store_parse_body(const char *text, size_t len, uint64_t version);
 int store_corrupt_body(struct xp_store *store,

@@ -17,6 +17,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "xpool/sharedtree.h"
+
 /*
  * A new reference to the process's node of literal, a string of static storage that never
  * changes, valid UTF-8 (it is not checked): known by its address, not its text. NULL only
@@ -33,8 +35,8 @@ json_t *xp_json_literal(const char *literal);
  */
 json_t *xp_json_integer(json_int_t value);
 
-/* The most trees xp_json_shared_tree_mark() keeps. */
-#define XP_JSON_SHARED_TREES 8
+/* The most trees xp_json_shared_tree_mark() keeps (its table is util's: xpool/sharedtree.h). */
+#define XP_JSON_SHARED_TREES XP_SHARED_TREES
 
 /*
  * Marks tree, one of the program's own that every new object shares by reference (the
@@ -42,7 +44,8 @@ json_t *xp_json_integer(json_int_t value);
  * need not walk again on every create: the API schema's check of its members and the decode's
  * search for integral reals. Its maker's tests hold it to both (it passes the check of its type,
  * strictly, and holds no real). Past XP_JSON_SHARED_TREES, a tree is not marked (and is walked,
- * as before). Safe from any thread.
+ * as before); the store's writer copies the text it made of it once (src/store/compact.c). Safe
+ * from any thread.
  */
 void xp_json_shared_tree_mark(const json_t *tree);
 
