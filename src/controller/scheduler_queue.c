@@ -31,7 +31,7 @@ bool scheduler_name_is_ours(const char *name)
         return name && (strcmp(name, "xpool") == 0 || strcmp(name, SCHEDULER_NAME) == 0);
 }
 
-static void pending_free(struct pending *p)
+static void pending_free(struct xp_scheduler *s, struct pending *p)
 {
         if (!p)
                 return;
@@ -42,7 +42,7 @@ static void pending_free(struct pending *p)
         xp_pod_free(p->decoded);
         free(p->message);
         free(p->explain);
-        free(p->shape);
+        pending_shape_drop(s, p);
         free(p->said);
         free(p->bound_to);
         free(p->gang);
@@ -68,15 +68,16 @@ void pending_delete(struct xp_scheduler *s, struct pending *p)
         (void)xp_map_del(&s->index, p->key);
         s->queue[p->slot] = last;
         last->slot = p->slot;
-        pending_free(p);
+        pending_free(s, p);
 }
 
 void pending_clear(struct xp_scheduler *s)
 {
         for (size_t i = 0; i < s->n_queue; i++)
-                pending_free(s->queue[i]);
+                pending_free(s, s->queue[i]);
         s->n_queue = 0;
         xp_map_done(&s->index);
+        shapes_done(s);
 }
 
 static bool same_member(const json_t *a, const json_t *b, const char *part, const char *key)
@@ -135,8 +136,7 @@ int pending_queue_read(struct xp_scheduler *s, struct pending *p)
                 return 0;
         /* the shape names the queue and is kept per version of the pod, which a PodGroup's
          * change of queue does not move */
-        free(p->shape);
-        p->shape = NULL;
+        pending_shape_drop(s, p);
         free(p->queue);
         p->queue = q ? strdup(q) : NULL;
         return q && !p->queue ? -ENOMEM : 0;
@@ -190,7 +190,7 @@ int pending_upsert(
         };
         if (!p->namespace || !p->name || asprintf(&p->key, "%s/%s", ns, name) < 0) {
                 p->key = NULL;
-                pending_free(p);
+                pending_free(s, p);
                 return -ENOMEM;
         }
         /* a dropped entry of the same key may still wait for the end of a pass: replace it */
@@ -199,7 +199,7 @@ int pending_upsert(
                 pending_delete(s, old);
         r = xp_map_put(&s->index, p->key, p);
         if (r < 0) {
-                pending_free(p);
+                pending_free(s, p);
                 return r;
         }
         p->slot = s->n_queue;

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 
 #include "scheduler_state.h"
-#include "xpool/map.h"
 #include "xpool/sched.h"
 
 /* Pods released whatever what is free (see above). */
@@ -41,28 +40,27 @@ static void release_covered(struct xp_scheduler *s,
 {
         /* pods of one shape ask the same: once one is refused, the rest of it are (the
          * headroom only shrinks during the walk), without reading their requests */
-        struct xp_map refused = {0};
+        uint64_t walk = ++s->release_walks;
 
         qsort(parked, n, sizeof *parked, pending_compare);
         for (size_t i = 0; i < n; i++) {
                 struct pending *p = parked[i];
-                const char *shape = pending_shape(p);
+                struct shape *shape = pending_shape(s, p);
                 int r;
 
-                if (shape && xp_map_get_hashed(&refused, shape, p->shape_hash))
+                if (shape && shape->refused_walk == walk)
                         continue;
                 r = xp_sched_headroom_take(
                     headroom, p->decoded, s->hooks.preempt ? &p->priority : NULL, NULL);
                 if (r == 0) {
                         if (shape)
-                                (void)xp_map_put(&refused, shape, p); /* no memory: no memo */
+                                shape->refused_walk = walk;
                         continue;
                 }
                 /* an error: the attempt says what is wrong with the pod */
                 p->waiting = false;
                 p->by_headroom = r > 0;
         }
-        xp_map_done(&refused);
 }
 
 void release_waiting(struct xp_scheduler *s, bool all)

@@ -119,62 +119,100 @@ static char *spec_text(const json_t *spec)
         return text;
 }
 
-/* The shape's text, kept per version of the pod; NULL when the pod has none (or no memory). */
-static const char *shape_of(struct pending *p)
+/* The shape's text; NULL without memory. */
+static char *shape_text(const struct pending *p)
 {
-        char *labels = NULL, *spec = NULL;
+        char *labels = json_dumps(json_object_get(json_object_get(p->pod, "metadata"), "labels"),
+                                  JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        char *spec = spec_text(json_object_get(p->pod, "spec")), *text = NULL;
 
-        /* before any read of the pod: a release walks every waiting pod, and their JSON is
-         * no longer in the cache by then */
-        if (p->shape && p->shape_version == p->version)
-                return p->shape;
-        free(TAKE_PTR(p->shape));
-        if (p->gang || pending_nominated(p))
-                return NULL;
-        labels = json_dumps(json_object_get(json_object_get(p->pod, "metadata"), "labels"),
-                            JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-        spec = spec_text(json_object_get(p->pod, "spec"));
-        if (spec && asprintf(&p->shape,
+        if (spec && asprintf(&text,
                              "%s\n%s\n%" PRId64 "\n%s\n%s",
                              p->namespace,
                              p->queue ? p->queue : "",
                              p->priority,
                              labels ? labels : "",
                              spec) < 0)
-                p->shape = NULL;
+                text = NULL;
         free(labels);
         free(spec);
-        p->shape_version = p->version;
-        if (p->shape)
-                p->shape_hash = xp_map_hash(p->shape);
-        return p->shape;
+        return text;
 }
 
-const char *pending_shape(struct pending *p)
+/* The shape of text (taken), shared when a pending pod has it already; NULL: no memory. */
+static struct shape *shape_intern(struct xp_scheduler *s, char *text)
 {
-        return shape_of(p);
+        uint64_t hash = xp_map_hash(text);
+        struct shape *shape = xp_map_get_hashed(&s->shapes, text, hash);
+
+        if (shape) {
+                free(text);
+                shape->holders++;
+                return shape;
+        }
+        shape = malloc(sizeof *shape);
+        if (!shape || xp_map_put(&s->shapes, text, shape) < 0) {
+                free(shape);
+                free(text);
+                return NULL;
+        }
+        *shape = (struct shape){.text = text, .hash = hash, .holders = 1};
+        return shape;
+}
+
+void pending_shape_drop(struct xp_scheduler *s, struct pending *p)
+{
+        struct shape *shape = TAKE_PTR(p->shape);
+
+        if (!shape || --shape->holders > 0)
+                return;
+        (void)xp_map_del(&s->shapes, shape->text);
+        free(shape->text);
+        free(shape);
+}
+
+struct shape *pending_shape(struct xp_scheduler *s, struct pending *p)
+{
+        char *text;
+
+        /* before any read of the pod: a release walks every waiting pod, and their JSON is
+         * no longer in the cache by then */
+        if (p->shape && p->shape_version == p->version)
+                return p->shape;
+        pending_shape_drop(s, p);
+        if (p->gang || pending_nominated(p))
+                return NULL;
+        text = shape_text(p);
+        p->shape = text ? shape_intern(s, text) : NULL;
+        p->shape_version = p->version;
+        return p->shape;
 }
 
 const struct pending *shape_failed(struct xp_scheduler *s, struct pending *p)
 {
-        const char *shape;
+        const struct shape *shape;
 
         if (s->failed_shapes.n == 0)
                 return NULL; /* nothing failed yet: a pod that fits pays for no shape */
-        shape = shape_of(p);
+        shape = pending_shape(s, p);
 
-        return shape ? xp_map_get_hashed(&s->failed_shapes, shape, p->shape_hash) : NULL;
+        return shape ? xp_map_get_hashed(&s->failed_shapes, shape->text, shape->hash) : NULL;
 }
 
 void shape_fail(struct xp_scheduler *s, struct pending *p)
 {
-        const char *shape = shape_of(p);
+        const struct shape *shape = pending_shape(s, p);
 
         if (shape && p->message)
-                (void)xp_map_put(&s->failed_shapes, shape, p); /* without memory: no memo */
+                (void)xp_map_put(&s->failed_shapes, shape->text, p); /* without memory: no memo */
 }
 
 void shapes_forget(struct xp_scheduler *s)
 {
         xp_map_done(&s->failed_shapes);
+}
+
+void shapes_done(struct xp_scheduler *s)
+{
+        xp_map_done(&s->shapes);
 }

@@ -47,6 +47,21 @@
  * goes on. */
 #define BIND_BATCH_MAX 128
 
+/*
+ * A shape's text (namespace, queue, priority, labels, spec: scheduler_shape.c), one per distinct
+ * text among the pending pods, so that pods of one shape are known alike by their pointer: the
+ * release walks every waiting pod after each end, and comparing their texts (about 1 KB each)
+ * was half of that walk.
+ */
+struct shape {
+        char *text;
+        uint64_t hash;  /* xp_map_hash(text) */
+        size_t holders; /* pending pods holding it: the last one frees it */
+        /* the release walk (xp_scheduler.release_walks) that found the nodes' headroom short of
+         * a pod of it */
+        uint64_t refused_walk;
+};
+
 /* A pod waiting for a node; allocated one by one so that pointers to it stay valid. */
 struct pending {
         char *key; /* "namespace/name": the index's key */
@@ -85,9 +100,10 @@ struct pending {
          * say so); 0: only after one */
         int64_t retry_at_ms;
         int64_t failures_unwritten; /* failures with message not yet counted in its Event */
-        char *shape; /* what its placement depends on, at shape_version (scheduler_shape.c) */
+        /* what its placement depends on, at shape_version (scheduler_shape.c): shared by the
+         * pending pods of one shape */
+        struct shape *shape;
         uint64_t shape_version;
-        uint64_t shape_hash; /* xp_map_hash(shape): a waiting pod looks its shape up each pass */
         /* its PodScheduled condition at said_version says Unschedulable with this message:
          * known without walking the conditions at each of the pod's failures (NULL: unknown) */
         char *said;
@@ -166,6 +182,9 @@ struct xp_scheduler {
         int64_t retry_gap_ms; /* the shortest time between two releases of the waiting pods */
         /* this pass's unschedulable pods by shape (scheduler_shape.c): keys are their shapes */
         struct xp_map failed_shapes;
+        /* the pending pods' shapes, one per distinct text (struct shape), keyed by it */
+        struct xp_map shapes;
+        uint64_t release_walks; /* counts the release's walks (struct shape.refused_walk) */
         /* scheduler_nodes.c: each node's last digest, by name */
         struct xp_map node_digests;
         /* /metrics (xp_scheduler_metrics()): attempts by result and their duration */
@@ -275,14 +294,18 @@ void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_
 const struct pending *shape_failed(struct xp_scheduler *s, struct pending *p);
 /* Records p, just found unschedulable with nothing nominated, for its shape. */
 void shape_fail(struct xp_scheduler *s, struct pending *p);
-/* p's shape's text (namespace, queue, priority, labels, spec), kept per version; NULL for a
- * gang member or a nominated pod. p->shape_hash is its hash. */
-const char *pending_shape(struct pending *p);
+/* p's shape, kept per version and shared with the pending pods of the same text; NULL for a
+ * gang member or a nominated pod (or without memory). */
+struct shape *pending_shape(struct xp_scheduler *s, struct pending *p);
+/* Lets go of p's shape: the last pod holding a shape frees it. */
+void pending_shape_drop(struct xp_scheduler *s, struct pending *p);
 /* Whether p's pod names a nominated node, read once per version of the pod: every release
  * asks it of every waiting pod. */
 bool pending_nominated(struct pending *p);
 /* Forgets the pass's failures (the next pass may find capacity freed). */
 void shapes_forget(struct xp_scheduler *s);
+/* Frees the map of shapes, once no pending pod holds one. */
+void shapes_done(struct xp_scheduler *s);
 
 /* ---- node updates that may make a waiting pod fit (scheduler_nodes.c) ------------------- */
 

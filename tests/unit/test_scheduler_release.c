@@ -206,6 +206,47 @@ static void released_in_priority_order(void **state)
         assert_string_equal(node_of(f, "low", node), "n1");
 }
 
+/* Pods of one shape ask the same: once the headroom refuses one, the walk passes the rest of
+ * that shape by, and still releases pods of another shape between and behind them; the next
+ * walk looks at the refused shape again. */
+static void a_refused_shape_is_passed_by_in_that_walk_only(void **state)
+{
+        struct fixture *f = *state;
+        char node[64];
+
+        node_full(f);
+        put_pod(f, "big-0", "2", 0, 10, NULL);
+        put_pod(f, "small-0", "1", 0, 11, NULL);
+        put_pod(f, "big-1", "2", 0, 12, NULL);
+        put_pod(f, "small-1", "1", 0, 13, NULL);
+        step(f);
+        assert_int_equal(failed_attempts(f), 4);
+
+        /* one CPU: big-0 refused (big-1 with it), small-0 released, small-1 refused */
+        finish_pod(f, "run-0");
+        steps(f, 3);
+        assert_string_equal(node_of(f, "small-0", node), "n1");
+        assert_string_equal(node_of(f, "big-0", node), "");
+        assert_string_equal(node_of(f, "big-1", node), "");
+        assert_string_equal(node_of(f, "small-1", node), "");
+        assert_int_equal(failed_attempts(f), 4);
+
+        finish_pod(f, "small-0");
+        steps(f, 3);
+        assert_string_equal(node_of(f, "small-1", node), "n1");
+        assert_int_equal(failed_attempts(f), 4);
+
+        /* two CPUs free once both are done: the big shape, refused by every walk so far, is
+         * looked at again, and its first pod placed */
+        finish_pod(f, "run-1");
+        steps(f, 3);
+        finish_pod(f, "small-1");
+        steps(f, 3);
+        assert_string_equal(node_of(f, "big-0", node), "n1");
+        assert_string_equal(node_of(f, "big-1", node), "");
+        assert_int_equal(failed_attempts(f), 4);
+}
+
 /* A pod first in the queue that the headroom covers but that fails for another reason (its
  * selector) does not park the pod behind it: that one is walked again and placed, and the first
  * is released at every later end. */
@@ -321,6 +362,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(one_freed_cpu_releases_one_pod, setup, teardown),
             cmocka_unit_test_setup_teardown(two_ends_release_a_two_cpu_pod, setup, teardown),
             cmocka_unit_test_setup_teardown(released_in_priority_order, setup, teardown),
+            cmocka_unit_test_setup_teardown(
+                a_refused_shape_is_passed_by_in_that_walk_only, setup, teardown),
             cmocka_unit_test_setup_teardown(
                 a_pod_failing_otherwise_starves_nobody, setup, teardown),
             cmocka_unit_test_setup_teardown(a_node_change_releases_all, setup, teardown),

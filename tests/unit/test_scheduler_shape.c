@@ -48,9 +48,9 @@ static void pending_init(struct pending *p, json_t *pod)
         *p = (struct pending){.pod = pod, .namespace = namespace, .version = 1};
 }
 
-static void pending_done(struct pending *p)
+static void pending_done(struct xp_scheduler *s, struct pending *p)
 {
-        free(p->shape);
+        pending_shape_drop(s, p);
         json_decref(p->pod);
 }
 
@@ -79,10 +79,11 @@ static void token_volume_name_is_not_the_shape(void **state)
             "kube-api-access-zq9x2");
 
         shapes_forget(s);
-        pending_done(&failed);
-        pending_done(&same);
-        pending_done(&more_cpu);
-        pending_done(&other_volume);
+        pending_done(s, &failed);
+        pending_done(s, &same);
+        pending_done(s, &more_cpu);
+        pending_done(s, &other_volume);
+        shapes_done(s);
         free(s);
 }
 
@@ -134,9 +135,54 @@ static void only_volume_names_are_masked(void **state)
             "kube-api-access-zq9x2");
 
         shapes_forget(s);
-        pending_done(&failed);
-        pending_done(&same);
-        pending_done(&other_env);
+        pending_done(s, &failed);
+        pending_done(s, &same);
+        pending_done(s, &other_env);
+        shapes_done(s);
+        free(s);
+}
+
+/* Pods of one text share one shape object; a pod whose spec changes leaves it for another, and
+ * the last pod to let go of a shape frees it (ASan's leak check says whether it did). */
+static void pods_of_one_shape_share_it(void **state)
+{
+        struct xp_scheduler *s = calloc(1, sizeof(*s));
+        struct pending one, two, changed;
+        struct shape *shared, *other;
+
+        (void)state;
+        assert_non_null(s);
+        pending_init(&one, pod_of("kube-api-access-abcde", "3", "data"));
+        pending_init(&two, pod_of("kube-api-access-zq9x2", "3", "data"));
+        pending_init(&changed, pod_of("kube-api-access-k2m4p", "3", "data"));
+
+        shared = pending_shape(s, &one);
+        assert_non_null(shared);
+        assert_ptr_equal(pending_shape(s, &two), shared);
+        assert_ptr_equal(pending_shape(s, &changed), shared);
+        assert_int_equal(shared->holders, 3);
+        assert_int_equal(s->shapes.n, 1);
+
+        /* a new version with more CPU: another shape, the old one kept for the other two */
+        json_decref(changed.pod);
+        changed.pod = pod_of("kube-api-access-k2m4p", "4", "data");
+        changed.version = 2;
+        other = pending_shape(s, &changed);
+        assert_non_null(other);
+        assert_ptr_not_equal(other, shared);
+        assert_int_equal(shared->holders, 2);
+        assert_int_equal(other->holders, 1);
+        assert_int_equal(s->shapes.n, 2);
+
+        /* the last holder of each frees it */
+        pending_done(s, &changed);
+        assert_int_equal(s->shapes.n, 1);
+        pending_done(s, &one);
+        assert_int_equal(shared->holders, 1);
+        pending_done(s, &two);
+        assert_int_equal(s->shapes.n, 0);
+        assert_null(two.shape);
+        shapes_done(s);
         free(s);
 }
 
@@ -145,6 +191,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(token_volume_name_is_not_the_shape),
             cmocka_unit_test(only_volume_names_are_masked),
+            cmocka_unit_test(pods_of_one_shape_share_it),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
