@@ -59,12 +59,27 @@ static bool schema_complete(struct xp_store *store)
 }
 
 /*
- * Schema 4's copy of a schema 3 objects table, in a transaction of its own that sets the version
- * to 4: a crash or a failed statement leaves the store at 3. The copy only saves space, and
- * needs room for a second copy of the table: on a disk without it the store stays at 3, which
- * reads and writes as it is, and the next open tries again.
+ * Whether the file system has room for schema 4's copy: the new table's pages go to the WAL and
+ * then, at the checkpoint, past the end of the database (the old table's pages are free only once
+ * it is dropped), so about two copies of the table, which the whole file bounds from above.
  */
-static int upgrade_objects(struct xp_store *store, struct xp_error *err)
+static bool room_for_copy(struct xp_store *store, uint64_t *ret_need, uint64_t *ret_free)
+{
+        _cleanup_free_ char *copy = strdup(store->path);
+        int64_t pages = 0, page_size = 0;
+        struct statvfs fs;
+
+        if (!copy || statvfs(dirname(copy), &fs) < 0 ||
+            store_query_int(store->path, store->writer, "PRAGMA page_count", &pages, NULL) < 0 ||
+            store_query_int(store->path, store->writer, "PRAGMA page_size", &page_size, NULL) < 0)
+                return true; /* not known: the copy finds out, and rolls back */
+        *ret_need = 2 * (uint64_t)pages * (uint64_t)page_size;
+        *ret_free = (uint64_t)fs.f_bavail * (uint64_t)fs.f_frsize;
+        return *ret_free >= *ret_need;
+}
+
+/* The copy's transaction: 0, or -errno with err (rolled back, the WAL given back its room). */
+static int copy_objects(struct xp_store *store, struct xp_error *err)
 {
         const char *path = store->path;
         char sql[64];
@@ -80,12 +95,45 @@ static int upgrade_objects(struct xp_store *store, struct xp_error *err)
                 r = store_exec(path, store->writer, "COMMIT", err);
         if (r < 0) {
                 sqlite3_exec(store->writer, "ROLLBACK", NULL, NULL, NULL);
-                if (!store_space_error(r))
-                        return r;
+                /* a rollback leaves the WAL as large as the copy made it */
+                sqlite3_exec(store->writer, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+        }
+        return r;
+}
+
+/*
+ * Schema 4's copy of a schema 3 objects table, in a transaction of its own that sets the version
+ * to 4: a crash or a failed statement leaves the store at 3. The copy only saves space: without
+ * room for it the store stays at 3, which reads and writes as it is, and the next open tries
+ * again. Not at a read-only store's first write (in_service): a copy of 20 s would hold it.
+ */
+static int upgrade_objects(struct xp_store *store, bool in_service, struct xp_error *err)
+{
+        uint64_t need = 0, free_bytes = 0;
+        int r;
+
+        if (in_service)
+                return 0;
+        if (!room_for_copy(store, &need, &free_bytes)) {
+                xp_log(LOG_WARNING,
+                       "store %s: not upgraded to schema %d: its copy of the objects table needs "
+                       "about %" PRIu64 " MiB free, %" PRIu64 " MiB are; it stays at %d, which "
+                       "serves as before, and the next start tries again",
+                       store->path,
+                       SCHEMA_VERSION,
+                       need >> 20,
+                       free_bytes >> 20,
+                       SCHEMA_READABLE);
+                return 0;
+        }
+        r = copy_objects(store, err);
+        if (r < 0 && !store_space_error(r))
+                return r;
+        if (r < 0) {
                 xp_log(LOG_WARNING,
                        "store %s: not upgraded to schema %d: %s; it stays at %d, which serves "
                        "as before, and the next start tries again",
-                       path,
+                       store->path,
                        SCHEMA_VERSION,
                        err && err->msg[0] ? err->msg : strerror(-r),
                        SCHEMA_READABLE);
@@ -93,15 +141,23 @@ static int upgrade_objects(struct xp_store *store, struct xp_error *err)
                         *err = (struct xp_error){0};
                 return 0;
         }
-        /* the copy went through the WAL: give its pages back now, not at the server's stop */
-        return store_exec(path, store->writer, "PRAGMA wal_checkpoint(TRUNCATE)", err);
+        /* the copy went through the WAL: give its pages back now, not at the server's stop; the
+         * checkpointer tries again where this cannot (the upgrade is committed either way) */
+        if (sqlite3_exec(store->writer, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL) !=
+            SQLITE_OK)
+                xp_log(LOG_WARNING,
+                       "store %s: upgraded to schema %d; its WAL is checkpointed later: %s",
+                       store->path,
+                       SCHEMA_VERSION,
+                       sqlite3_errmsg(store->writer));
+        return 0;
 }
 
 /*
  * Creates what is missing of the schema and records the store id (the seal's), in one commit;
  * then schema 4's copy of an older objects table, in another.
  */
-static int init_schema(struct xp_store *store, struct xp_error *err)
+static int init_schema(struct xp_store *store, bool in_service, struct xp_error *err)
 {
         const char *path = store->path;
         bool without_rowid = false;
@@ -136,7 +192,7 @@ static int init_schema(struct xp_store *store, struct xp_error *err)
                 sqlite3_exec(store->writer, "ROLLBACK", NULL, NULL, NULL);
                 return r;
         }
-        return without_rowid ? upgrade_objects(store, err) : 0;
+        return without_rowid ? upgrade_objects(store, in_service, err) : 0;
 }
 
 /*
@@ -181,7 +237,8 @@ int store_finish_open(struct xp_store *store, bool *ret_reserved, struct xp_erro
         r = seal_write(&store->seal, SEAL_COMMIT, store->version, store->digest, true, err);
         if (r < 0)
                 return r;
-        r = init_schema(store, err);
+        /* init_pending: a read-only store's first write that finds room finishes its open */
+        r = init_schema(store, store->init_pending, err);
         if (r < 0)
                 return r;
         return probe_space(store, err);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,6 +76,22 @@ int sqlite3_exec(sqlite3 *db,
         return real(db, sql, callback, userdata, errmsg);
 }
 
+/* free_bytes_cap: the file system's free space as statvfs() tells the store (0: as it is). */
+static uint64_t free_bytes_cap;
+
+int statvfs(const char *path, struct statvfs *buf)
+{
+        int (*real)(const char *, struct statvfs *);
+        int r;
+
+        *(void **)&real = dlsym(RTLD_NEXT, "statvfs");
+        assert_non_null(real);
+        r = real(path, buf);
+        if (r == 0 && free_bytes_cap && (uint64_t)buf->f_bavail * buf->f_frsize > free_bytes_cap)
+                buf->f_bavail = free_bytes_cap / buf->f_frsize;
+        return r;
+}
+
 static int setup(void **state)
 {
         return tmpdir_setup(state, "schema", "state.db");
@@ -86,6 +103,7 @@ static int teardown(void **state)
         fail_code = 0;
         kill_after = NULL;
         kill_armed = false;
+        free_bytes_cap = 0;
         return tmpdir_teardown(state);
 }
 
@@ -567,7 +585,7 @@ static void failed(void **state)
 
 /*
  * A full disk at the open: the schema 3 store opens read-only and serves what it holds; the
- * first write that finds room finishes the open (and the upgrade), then goes in.
+ * first write that finds room finishes the open, then goes in; the next open upgrades it.
  */
 static void full_disk(void **state)
 {
@@ -601,6 +619,12 @@ static void full_disk(void **state)
         assert_string_equal(got, expected);
         free(got);
         xp_store_close(store);
+        /* the copy is left to the next start: it would hold that write for its whole length */
+        after = contents_of(t->path);
+        assert_int_equal(after.schema, SCHEMA_READABLE);
+        assert_true(after.without_rowid);
+        contents_free(&after);
+        xp_store_close(open_ok(t->path));
         after = contents_of(t->path);
         assert_int_equal(after.schema, SCHEMA_VERSION);
         assert_false(after.without_rowid);
@@ -642,6 +666,44 @@ static void no_room_for_copy(void **state)
         assert_int_equal(after.schema, SCHEMA_VERSION);
         assert_false(after.without_rowid);
         assert_non_null(strstr(after.objects, "later"));
+        contents_free(&after);
+        json_decref(o);
+}
+
+/*
+ * Less room than two copies of the table (the WAL's, then the checkpoint's past the file's end):
+ * the copy is not begun, the store opens writable at 3 with a WAL as small as before, and an open
+ * with room upgrades it.
+ */
+static void too_little_room(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_error err = {0};
+        struct xp_store *store;
+        struct contents after;
+        struct stat st;
+        char wal[128];
+        json_t *o = json_pack("{s:{s:s}}", "metadata", "name", "late");
+
+        make_schema3(t->path, OBJECTS);
+        assert_int_equal(stat(t->path, &st), 0);
+        free_bytes_cap = (uint64_t)st.st_size + (uint64_t)st.st_size / 2;
+        store = open_ok(t->path);
+        snprintf(wal, sizeof(wal), "%s-wal", t->path);
+        assert_int_equal(stat(wal, &st), 0);
+        assert_true(st.st_size < 256 * 1024); /* the copy (more than 1 MiB: killed) never began */
+        assert_int_equal(xp_store_create(store, "Secret", "default", "late", o, NULL, &err), 0);
+        xp_store_close(store);
+        after = contents_of(t->path);
+        assert_int_equal(after.schema, SCHEMA_READABLE);
+        assert_true(after.without_rowid);
+        contents_free(&after);
+
+        free_bytes_cap = 0;
+        xp_store_close(open_ok(t->path));
+        after = contents_of(t->path);
+        assert_int_equal(after.schema, SCHEMA_VERSION);
+        assert_false(after.without_rowid);
         contents_free(&after);
         json_decref(o);
 }
@@ -764,6 +826,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(failed, setup, teardown),
             cmocka_unit_test_setup_teardown(full_disk, setup, teardown),
             cmocka_unit_test_setup_teardown(no_room_for_copy, setup, teardown),
+            cmocka_unit_test_setup_teardown(too_little_room, setup, teardown),
             cmocka_unit_test_setup_teardown(from_schema1, setup, teardown),
             cmocka_unit_test_setup_teardown(recovered, setup, teardown),
             cmocka_unit_test_setup_teardown(newer_refused, setup, teardown),
