@@ -218,41 +218,54 @@ static void declined_trees_are_walked(void **state)
 
 struct racer {
         json_t *object;
+        pthread_barrier_t *start;
         char *text;
         size_t len;
+        size_t copies; /* the tree's texts this thread copied */
         int r;
 };
 
 static void *race(void *arg)
 {
         struct racer *racer = arg;
+        size_t before;
 
+        pthread_barrier_wait(racer->start); /* all at once: the first use races */
+        before = store_json_shared_text_copies();
         racer->r =
             store_json_compact(racer->object, NULL, XP_STORE_BODY_MAX, &racer->text, &racer->len);
+        racer->copies = store_json_shared_text_copies() - before;
         return NULL;
 }
 
-/* Threads that meet a tree's text first together keep one; each writes the same bytes. */
+/* Threads that meet a tree's text first together keep one; each copies it and writes the same
+ * bytes. */
 static void first_use_from_threads(void **state)
 {
         json_t *tree = json_pack("{s:[s, s, i]}", "raced", "a", "b\n", 3);
         struct racer racers[4];
         pthread_t threads[4];
+        pthread_barrier_t start;
         char *expected = NULL;
         size_t expected_len = 0;
 
         (void)state;
         xp_shared_tree_add(tree);
+        assert_true(xp_shared_tree_index(tree) >= 0); /* marked: the table had room */
+        assert_int_equal(pthread_barrier_init(&start, NULL, 4), 0);
         for (size_t i = 0; i < 4; i++) {
-                racers[i] = (struct racer){.object = json_pack("{s:O}", "t", tree)};
+                racers[i] =
+                    (struct racer){.object = json_pack("{s:O}", "t", tree), .start = &start};
                 assert_int_equal(pthread_create(&threads[i], NULL, race, &racers[i]), 0);
         }
         for (size_t i = 0; i < 4; i++)
                 assert_int_equal(pthread_join(threads[i], NULL), 0);
+        pthread_barrier_destroy(&start);
         expected = json_dumps(racers[0].object, JSON_COMPACT);
         expected_len = strlen(expected);
         for (size_t i = 0; i < 4; i++) {
                 assert_int_equal(racers[i].r, 0);
+                assert_int_equal(racers[i].copies, 1);
                 assert_int_equal(racers[i].len, expected_len);
                 assert_memory_equal(racers[i].text, expected, expected_len);
                 free(racers[i].text);
