@@ -791,17 +791,21 @@ static bool act(struct loop *l,
         case XP_PODSYNC_START: {
                 struct xp_agent_pull_pod pod = pull_pod(st);
                 json_t *resolved = NULL;
+                bool warming;
 
                 r = st->pod ? pull_gate(l, st, a) : 1;
                 /* the shim's move of the container into its group waits a grace period on an
                  * idle node: begun now, that wait overlaps the volumes and the config */
-                if (r > 0 && st->pod)
+                warming = r > 0 && st->pod;
+                if (warming)
                         xp_runtime_warm_moves(agent->runtime);
                 if (r > 0 && st->pod)
                         r = xp_agent_volume_gate(agent, &pod, a->container, a->init, st->memory);
                 if (r > 0 && st->pod)
                         r = xp_agent_config_gate(
                             agent, &pod, a->container, a->init, st->memory, &resolved);
+                if (r <= 0 && warming)
+                        xp_runtime_warm_moves_cancel(agent->runtime);
                 if (r == 0)
                         return true; /* held: the next round reports why */
                 r = r < 0 ? r : start_container(l, st, a, net, resolved);

@@ -58,7 +58,7 @@ static int warm_controller(const struct xp_cgroup_root *root)
         return -1;
 }
 
-/* The tasks file of the calling thread's group (the first hierarchy mounted whole), open for
+/* The tasks file of the calling process's group (the first hierarchy mounted whole), open for
  * writing: the fd, or -errno with err. */
 static int open_own_tasks(struct xp_cgroup_root *root, struct xp_error *err)
 {
@@ -70,8 +70,9 @@ static int open_own_tasks(struct xp_cgroup_root *root, struct xp_error *err)
         if (c < 0)
                 return xp_errorf(
                     err, -EOPNOTSUPP, "no v1 hierarchy mounted whole to move a thread in");
-        /* read at each open: an operator may have moved the agent meanwhile */
-        r = cgroup_read(root, "proc/thread-self", "cgroup", &text, err);
+        /* read at each open: an operator may have moved the agent meanwhile; the process's
+         * (its first thread's), so that a move this thread made with a stale fd is undone */
+        r = cgroup_read(root, "proc/self", "cgroup", &text, err);
         if (r < 0)
                 return r;
         r = cgroup_own_path(
@@ -79,7 +80,7 @@ static int open_own_tasks(struct xp_cgroup_root *root, struct xp_error *err)
         if (r < 0)
                 return xp_errorf(err,
                                  r,
-                                 "proc/thread-self/cgroup: no group of the %s hierarchy",
+                                 "proc/self/cgroup: no group of the %s hierarchy",
                                  cgroup_controller_name((enum cgroup_controller)c));
         /* "tasks" moves this thread alone: the agent's other threads are not touched */
         n = snprintf(file, sizeof(file), "%s%s/tasks", root->v1_mounts[c], path);

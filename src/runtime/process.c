@@ -600,6 +600,9 @@ void xp_runtime_free(struct xp_runtime *rt)
         cgroup_warmer_stop(rt->warmer);
         if (rt->inotify >= 0)
                 close(rt->inotify);
+        /* first: a shim ending meanwhile then removes the parent itself, not leaves it */
+        if (rt->keeper >= 0)
+                close(rt->keeper);
         if (rt->root && rt->cgroup_parent) {
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *parent = NULL;
 
@@ -608,8 +611,6 @@ void xp_runtime_free(struct xp_runtime *rt)
                         (void)xp_cgroup_remove(parent, NULL);
         }
         xp_cgroup_root_free(rt->root);
-        if (rt->keeper >= 0)
-                close(rt->keeper);
         pthread_mutex_destroy(&rt->lock);
         pthread_mutex_destroy(&rt->filters_lock);
         pthread_mutex_destroy(&rt->pods_lock);
@@ -2104,6 +2105,11 @@ void xp_runtime_warm_moves(struct xp_runtime *rt)
         if (have)
                 cgroup_warmer_want(rt->warmer);
         pthread_mutex_unlock(&rt->lock);
+}
+
+void xp_runtime_warm_moves_cancel(struct xp_runtime *rt)
+{
+        warm_moves_done(rt);
 }
 
 const char *xp_runtime_cgroup_parent(const struct xp_runtime *rt)

@@ -28,8 +28,8 @@
  */
 #define RUNTIME_LOCK_FD        4
 #define RUNTIME_RELEASE_PREFIX "released."
-/* The spec's key of the state directory that the runtime holds a shared flock on while it is
- * open: a shim whose exclusive flock of it fails leaves the runtime's parent group in place. */
+/* The spec's key of the state directory that the runtime holds a read lock on while it is open
+ * (an OFD lock): a shim that finds it held (F_OFD_GETLK) leaves the runtime's parent group. */
 #define RUNTIME_KEEPER_KEY "cgroup_parent_keeper"
 /* The flat directory below the state dir where shims announce exits. */
 #define RUNTIME_EVENTS_DIR ".events"

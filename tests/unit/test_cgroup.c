@@ -937,7 +937,8 @@ static void own_path(void **state)
         assert_int_equal(cgroup_own_path("garbage\n", "memory", buf, sizeof(buf)), -ENOENT);
 }
 
-/* The thread's own tid goes to the tasks file of the group it is in already: nothing moves */
+/* The thread's own tid goes to the tasks file of its process's group, which it is in: nothing moves
+ */
 static void v1_warm_moves(void **state)
 {
         struct fixture *f = *state;
@@ -948,17 +949,17 @@ static void v1_warm_moves(void **state)
         v1_tree(f, "agent.slice");
         put(f, V1_CG "/cpu,cpuacct/agent.slice/tasks", "");
         put(f, V1_CG "/pids/other/tasks", "");
-        put(f, "proc/thread-self/cgroup", "5:pids:/other\n4:cpu,cpuacct:/agent.slice\n");
+        put(f, "proc/self/cgroup", "5:pids:/other\n4:cpu,cpuacct:/agent.slice\n");
         root = open_root(f, XP_CGROUP_V1);
         assert_int_equal(xp_cgroup_warm_moves(root, &err), 0);
         snprintf(tid, sizeof(tid), "%d", (int)gettid());
         assert_string_equal(get(f, V1_CG "/cpu,cpuacct/agent.slice/tasks"), tid);
         assert_string_equal(get(f, V1_CG "/pids/other/tasks"), "");
         /* a group that is not there is never made */
-        put(f, "proc/thread-self/cgroup", "4:cpu,cpuacct:/gone\n");
+        put(f, "proc/self/cgroup", "4:cpu,cpuacct:/gone\n");
         assert_int_equal(xp_cgroup_warm_moves(root, &err), -ENOENT);
         assert_false(exists(f, V1_CG "/cpu,cpuacct/gone"));
-        put(f, "proc/thread-self/cgroup", "5:pids:/other\n");
+        put(f, "proc/self/cgroup", "5:pids:/other\n");
         assert_int_equal(xp_cgroup_warm_moves(root, &err), -ENOENT);
         assert_non_null(strstr(err.msg, "no group of the cpu hierarchy"));
 }
@@ -979,7 +980,7 @@ static void v1_warm_moves_whole_only(void **state)
             "34 31 0:31 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n");
         put(f, V1_CG "/cpu,cpuacct/sub/tasks", "");
         put(f, V1_CG "/cpuset/sub/tasks", "");
-        put(f, "proc/thread-self/cgroup", "4:cpu,cpuacct:/sub\n3:cpuset:/sub\n");
+        put(f, "proc/self/cgroup", "4:cpu,cpuacct:/sub\n3:cpuset:/sub\n");
         root = open_root(f, XP_CGROUP_V1);
         assert_int_equal(xp_cgroup_warm_moves(root, &err), 0);
         snprintf(tid, sizeof(tid), "%d", (int)gettid());
@@ -1001,7 +1002,7 @@ static void v2_warm_moves(void **state)
         struct xp_error err = {0};
 
         v2_tree(f, "cpu memory pids", "a");
-        put(f, "proc/thread-self/cgroup", "0::/a\n");
+        put(f, "proc/self/cgroup", "0::/a\n");
         root = open_root(f, XP_CGROUP_V2);
         assert_int_equal(xp_cgroup_warm_moves(root, &err), -EOPNOTSUPP);
         assert_string_equal(get(f, V1_CG "/a/cgroup.procs"), "");
@@ -1044,7 +1045,7 @@ static void runtime_warm_moves(void **state)
         put(f, "proc/self/mountinfo", v1_mountinfo);
         v1_tree(f, "agent.slice");
         fifo = put_fifo(f, V1_CG "/cpu,cpuacct/agent.slice/tasks");
-        put(f, "proc/thread-self/cgroup", "4:cpu,cpuacct:/agent.slice\n");
+        put(f, "proc/self/cgroup", "4:cpu,cpuacct:/agent.slice\n");
         snprintf(state_dir, sizeof(state_dir), "%s/state", f->root);
         snprintf(log_dir, sizeof(log_dir), "%s/logs", f->root);
         assert_int_equal(xp_runtime_open(&o, &rt, NULL), 0);
@@ -1144,10 +1145,10 @@ static void real_machine(void **state)
                 fail_msg("remove: %s", err.msg);
 }
 
-/* The calling thread's groups, /proc/thread-self/cgroup, in buf. */
+/* The calling thread's groups, /proc/self/cgroup, in buf. */
 static void own_groups(char *buf, size_t size)
 {
-        FILE *file = fopen("/proc/thread-self/cgroup", "re");
+        FILE *file = fopen("/proc/self/cgroup", "re");
         size_t n;
 
         assert_non_null(file);

@@ -306,6 +306,9 @@ int xp_runtime_release_pod_ipc(struct xp_runtime *rt, const char *pod_uid, struc
  * first move pays overlaps that work rather than the shim's start. Nothing without v1 cgroups.
  */
 void xp_runtime_warm_moves(struct xp_runtime *rt);
+/* The start asked for above will not come now (held at a gate, or failed before its shim): its
+ * warming ends, rather than running its whole hold again at each retry of a held start. */
+void xp_runtime_warm_moves_cancel(struct xp_runtime *rt);
 
 /*
  * The parent of this runtime's pods' groups ("xpool/agent-<16 hex digits>", a hash of the state
