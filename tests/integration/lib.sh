@@ -169,8 +169,12 @@ port_before_listener() {
       # the minute since its claim)
       [[ -n $(find "$claim" -maxdepth 0 -mmin +1 2>/dev/null) ]] || continue
       owner=$(cat "$claim/pid" 2>/dev/null || true)
-      [[ -n $owner ]] && kill -0 "$owner" 2>/dev/null && continue
+      [[ -n $owner && -d /proc/$owner ]] && continue # alive, whoever's it is
       mv "$claim" "$claim.gone.$$" 2>/dev/null || continue # one taker only: rename is atomic
+      if [[ $(cat "$claim.gone.$$/pid" 2>/dev/null || true) != "$owner" ]]; then
+        mv "$claim.gone.$$" "$claim" 2>/dev/null || rm -rf "$claim.gone.$$" # re-made meanwhile
+        continue
+      fi
       rm -rf "$claim.gone.$$"
       mkdir "$claim" 2>/dev/null || continue
     fi
