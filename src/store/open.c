@@ -61,19 +61,25 @@ static bool schema_complete(struct xp_store *store)
 /*
  * Whether the file system has room for schema 4's copy: the new table's pages go to the WAL and
  * then, at the checkpoint, past the end of the database (the old table's pages are free only once
- * it is dropped), so about two copies of the table, which the whole file bounds from above.
+ * it is dropped), so about two copies of the table. The file's pages in use bound the old table
+ * (the other tables are in them too), and a tenth more covers the new table's key index. When
+ * this cannot be told, the copy is tried: a full disk rolls it back.
  */
 static bool room_for_copy(struct xp_store *store, uint64_t *ret_need, uint64_t *ret_free)
 {
         _cleanup_free_ char *copy = strdup(store->path);
-        int64_t pages = 0, page_size = 0;
+        int64_t pages = 0, free_pages = 0, page_size = 0;
         struct statvfs fs;
+        uint64_t used;
 
         if (!copy || statvfs(dirname(copy), &fs) < 0 ||
             store_query_int(store->path, store->writer, "PRAGMA page_count", &pages, NULL) < 0 ||
+            store_query_int(
+                store->path, store->writer, "PRAGMA freelist_count", &free_pages, NULL) < 0 ||
             store_query_int(store->path, store->writer, "PRAGMA page_size", &page_size, NULL) < 0)
-                return true; /* not known: the copy finds out, and rolls back */
-        *ret_need = 2 * (uint64_t)pages * (uint64_t)page_size;
+                return true;
+        used = (uint64_t)(pages > free_pages ? pages - free_pages : 0) * (uint64_t)page_size;
+        *ret_need = 2 * used + used / 5;
         *ret_free = (uint64_t)fs.f_bavail * (uint64_t)fs.f_frsize;
         return *ret_free >= *ret_need;
 }

@@ -708,6 +708,51 @@ static void too_little_room(void **state)
         json_decref(o);
 }
 
+/* A copy that finds the disk full after writing its pages: rolled back, and the WAL it grew
+ * given back (a rollback alone leaves the file as large as the copy made it). */
+static void full_during_copy(void **state)
+{
+        struct tmpdir *t = *state;
+        struct contents after;
+        struct stat st;
+        char wal[128];
+        struct xp_store *store;
+
+        make_schema3(t->path, OBJECTS);
+        fail_at = "DROP TABLE objects_v3";
+        fail_code = SQLITE_FULL;
+        store = open_ok(t->path);
+        snprintf(wal, sizeof(wal), "%s-wal", t->path);
+        assert_int_equal(stat(wal, &st), 0);
+        assert_true(st.st_size < 256 * 1024);
+        xp_store_close(store);
+        after = contents_of(t->path);
+        assert_int_equal(after.schema, SCHEMA_READABLE);
+        assert_true(after.without_rowid);
+        contents_free(&after);
+}
+
+/* The checkpoint after a committed copy finds no room: the upgrade stands, the store writable. */
+static void checkpoint_after_copy_fails(void **state)
+{
+        struct tmpdir *t = *state;
+        struct contents after;
+        struct xp_store *store;
+        char why[128];
+
+        make_schema3(t->path, 300);
+        fail_at = "PRAGMA wal_checkpoint(TRUNCATE)";
+        fail_code = SQLITE_FULL;
+        store = open_ok(t->path);
+        assert_false(xp_store_readonly(store, why, sizeof(why)));
+        fail_at = NULL;
+        xp_store_close(store);
+        after = contents_of(t->path);
+        assert_int_equal(after.schema, SCHEMA_VERSION);
+        assert_false(after.without_rowid);
+        contents_free(&after);
+}
+
 /*
  * A store from before checksums (schema 1), its objects table WITHOUT ROWID as xpool wrote it
  * then: the checksums' upgrade and the copy in one open, every object served as it was.
@@ -827,6 +872,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(full_disk, setup, teardown),
             cmocka_unit_test_setup_teardown(no_room_for_copy, setup, teardown),
             cmocka_unit_test_setup_teardown(too_little_room, setup, teardown),
+            cmocka_unit_test_setup_teardown(full_during_copy, setup, teardown),
+            cmocka_unit_test_setup_teardown(checkpoint_after_copy_fails, setup, teardown),
             cmocka_unit_test_setup_teardown(from_schema1, setup, teardown),
             cmocka_unit_test_setup_teardown(recovered, setup, teardown),
             cmocka_unit_test_setup_teardown(newer_refused, setup, teardown),
