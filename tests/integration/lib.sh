@@ -153,46 +153,50 @@ poll() { # name, seconds, expected, command...: runs command until its output is
 # A port for a listener that must be named before it starts (an agent started before its server):
 # below the kernel's ephemeral range, so no listener on port 0 and no outgoing connection of a
 # parallel test takes it meanwhile, and not accepting connections now. Claimed under
-# $port_claims (mkdir is atomic), so that two tests running at once never pick the same one; the
-# claim names this script's pid and goes at its end (release_tmp); a killed script's is taken over.
+# $port_claims by a file naming this script's pid, made whole and linked in (link(2) is atomic and
+# fails when the name is taken), so that two tests running at once never pick the same one; it
+# goes at the script's end (release_tmp), and a killed script's is taken over.
 port_claims=${TMPDIR:-/tmp}/xpool-test-ports
 port_before_listener() {
-  local low port i claim owner
+  local low port i claim owner mine
   read -r low _ </proc/sys/net/ipv4/ip_local_port_range
   [[ $low -gt 11000 ]] || low=32768
   mkdir -p -m 1777 "$port_claims"
+  mine=$port_claims/.pid.$$
+  echo "$$" >"$mine"
   for ((i = 0; i < 50; i++)); do
     port=$((10000 + RANDOM % (low - 10000)))
     claim=$port_claims/$port
-    if ! mkdir "$claim" 2>/dev/null; then
-      # another test's; one that was killed gives it back (a dead pid, or none written within
-      # the minute since its claim)
+    if ! ln "$mine" "$claim" 2>/dev/null; then
+      # another test's; one that was killed gives it back (its pid gone, claimed a minute ago)
       [[ -n $(find "$claim" -maxdepth 0 -mmin +1 2>/dev/null) ]] || continue
-      owner=$(cat "$claim/pid" 2>/dev/null || true)
+      owner=$(cat "$claim" 2>/dev/null || true)
       [[ -n $owner && -d /proc/$owner ]] && continue # alive, whoever's it is
-      mv "$claim" "$claim.gone.$$" 2>/dev/null || continue # one taker only: rename is atomic
-      if [[ $(cat "$claim.gone.$$/pid" 2>/dev/null || true) != "$owner" ]]; then
-        mv "$claim.gone.$$" "$claim" 2>/dev/null || rm -rf "$claim.gone.$$" # re-made meanwhile
+      mv -T "$claim" "$claim.gone.$$" 2>/dev/null || continue # one taker only: rename is atomic
+      if [[ $(cat "$claim.gone.$$" 2>/dev/null || true) != "$owner" ]]; then
+        ln "$claim.gone.$$" "$claim" 2>/dev/null || true # a new claim came meanwhile: its again
+        rm -f "$claim.gone.$$"
         continue
       fi
-      rm -rf "$claim.gone.$$"
-      mkdir "$claim" 2>/dev/null || continue
+      rm -f "$claim.gone.$$"
+      ln "$mine" "$claim" 2>/dev/null || continue
     fi
-    echo "$$" >"$claim/pid"
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      rm -rf "$claim" # in use by something else: not ours to hold
+      rm -f "$claim" # in use by something else: not ours to hold
       continue
     fi
+    rm -f "$mine"
     echo "$port"
     return 0
   done
+  rm -f "$mine"
   echo "FAIL no free port below $low in 50 tries" >&2
   return 1
 }
 release_ports() { # the ports this script claimed
-  local pid
-  for pid in "$port_claims"/*/pid; do
-    [[ -f $pid && $(cat "$pid" 2>/dev/null) == "$$" ]] && rm -rf "${pid%/pid}"
+  local claim
+  for claim in "$port_claims"/[0-9]*; do
+    [[ -f $claim && $(cat "$claim" 2>/dev/null) == "$$" ]] && rm -f "$claim"
   done
   return 0
 }
