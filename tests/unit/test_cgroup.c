@@ -1145,7 +1145,7 @@ static void real_machine(void **state)
                 fail_msg("remove: %s", err.msg);
 }
 
-/* The calling thread's groups, /proc/self/cgroup, in buf. */
+/* The calling process's groups (its first thread's), /proc/self/cgroup, in buf. */
 static void own_groups(char *buf, size_t size)
 {
         FILE *file = fopen("/proc/self/cgroup", "re");

@@ -306,8 +306,9 @@ int xp_runtime_release_pod_ipc(struct xp_runtime *rt, const char *pod_uid, struc
  * first move pays overlaps that work rather than the shim's start. Nothing without v1 cgroups.
  */
 void xp_runtime_warm_moves(struct xp_runtime *rt);
-/* The start asked for above will not come now (held at a gate, or failed before its shim): its
- * warming ends, rather than running its whole hold again at each retry of a held start. */
+/* The start asked for above will not come now (held at a gate): its warming ends, rather than
+ * running its whole hold again at each retry of a held start. The asks are counted, not owned: an
+ * ask left open (a start that failed before its shim) ends with the hold's 200 ms bound. */
 void xp_runtime_warm_moves_cancel(struct xp_runtime *rt);
 
 /*
