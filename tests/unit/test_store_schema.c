@@ -419,6 +419,27 @@ static void assert_lists_by_index(const char *path)
         sqlite3_close(db);
 }
 
+/* The store at path is at schema (its objects table WITHOUT ROWID below 4, a rowid table at 4). */
+static void assert_at_schema(const char *path, int64_t schema)
+{
+        struct contents after = contents_of(path);
+
+        assert_int_equal(after.schema, schema);
+        assert_int_equal(after.without_rowid, schema < SCHEMA_VERSION);
+        contents_free(&after);
+}
+
+/* The size of the store's WAL file at path. */
+static off_t wal_size(const char *path)
+{
+        char wal[128];
+        struct stat st;
+
+        snprintf(wal, sizeof(wal), "%s-wal", path);
+        assert_int_equal(stat(wal, &st), 0);
+        return st.st_size;
+}
+
 /* The store at path is at schema 4 and holds what before held. */
 static void assert_upgraded(const struct contents *before, const char *path)
 {
@@ -473,10 +494,9 @@ static void upgraded(void **state)
         struct xp_store_report report;
         struct xp_error err = {0};
         struct contents before, fresh, after;
-        char fresh_path[128], wal[128];
+        char fresh_path[128];
         struct xp_store *store;
         char *expected, *got;
-        struct stat st;
 
         make_schema3(t->path, OBJECTS);
         before = contents_of(t->path);
@@ -490,9 +510,7 @@ static void upgraded(void **state)
 
         store = open_ok(t->path);
         /* the copy's pages (more than 1 MiB here: see killed) left the WAL at the upgrade */
-        snprintf(wal, sizeof(wal), "%s-wal", t->path);
-        assert_int_equal(stat(wal, &st), 0);
-        assert_true(st.st_size < 256 * 1024);
+        assert_true(wal_size(t->path) < 256 * 1024);
         got = served(store);
         xp_store_close(store);
         assert_string_equal(got, expected);
@@ -521,8 +539,6 @@ static void killed(void **state)
         struct xp_store_report report;
         struct xp_error err = {0};
         struct contents before, after;
-        char wal[128];
-        struct stat st;
         pid_t pid;
         int status = 0;
 
@@ -540,9 +556,7 @@ static void killed(void **state)
         assert_true(WIFSIGNALED(status));
         assert_int_equal(WTERMSIG(status), SIGKILL);
         /* the upgrade had written its pages into the WAL, uncommitted */
-        snprintf(wal, sizeof(wal), "%s-wal", t->path);
-        assert_int_equal(stat(wal, &st), 0);
-        assert_true(st.st_size > 1024 * 1024);
+        assert_true(wal_size(t->path) > 1024 * 1024);
 
         after = contents_of(t->path);
         assert_int_equal(after.schema, 3);
@@ -592,7 +606,6 @@ static void full_disk(void **state)
         struct tmpdir *t = *state;
         struct xp_error err = {0};
         struct xp_store *store;
-        struct contents after;
         json_t *o = json_pack("{s:{s:s}}", "metadata", "name", "late");
         char *expected, *got, why[128];
 
@@ -620,15 +633,9 @@ static void full_disk(void **state)
         free(got);
         xp_store_close(store);
         /* the copy is left to the next start: it would hold that write for its whole length */
-        after = contents_of(t->path);
-        assert_int_equal(after.schema, SCHEMA_READABLE);
-        assert_true(after.without_rowid);
-        contents_free(&after);
+        assert_at_schema(t->path, SCHEMA_READABLE);
         xp_store_close(open_ok(t->path));
-        after = contents_of(t->path);
-        assert_int_equal(after.schema, SCHEMA_VERSION);
-        assert_false(after.without_rowid);
-        contents_free(&after);
+        assert_at_schema(t->path, SCHEMA_VERSION);
         json_decref(o);
         free(expected);
 }
@@ -680,31 +687,22 @@ static void too_little_room(void **state)
         struct tmpdir *t = *state;
         struct xp_error err = {0};
         struct xp_store *store;
-        struct contents after;
         struct stat st;
-        char wal[128];
         json_t *o = json_pack("{s:{s:s}}", "metadata", "name", "late");
 
         make_schema3(t->path, OBJECTS);
         assert_int_equal(stat(t->path, &st), 0);
         free_bytes_cap = (uint64_t)st.st_size + (uint64_t)st.st_size / 2;
         store = open_ok(t->path);
-        snprintf(wal, sizeof(wal), "%s-wal", t->path);
-        assert_int_equal(stat(wal, &st), 0);
-        assert_true(st.st_size < 256 * 1024); /* the copy (more than 1 MiB: killed) never began */
+        assert_true(wal_size(t->path) <
+                    256 * 1024); /* the copy (more than 1 MiB: killed) never began */
         assert_int_equal(xp_store_create(store, "Secret", "default", "late", o, NULL, &err), 0);
         xp_store_close(store);
-        after = contents_of(t->path);
-        assert_int_equal(after.schema, SCHEMA_READABLE);
-        assert_true(after.without_rowid);
-        contents_free(&after);
+        assert_at_schema(t->path, SCHEMA_READABLE);
 
         free_bytes_cap = 0;
         xp_store_close(open_ok(t->path));
-        after = contents_of(t->path);
-        assert_int_equal(after.schema, SCHEMA_VERSION);
-        assert_false(after.without_rowid);
-        contents_free(&after);
+        assert_at_schema(t->path, SCHEMA_VERSION);
         json_decref(o);
 }
 
@@ -713,30 +711,21 @@ static void too_little_room(void **state)
 static void full_during_copy(void **state)
 {
         struct tmpdir *t = *state;
-        struct contents after;
-        struct stat st;
-        char wal[128];
         struct xp_store *store;
 
         make_schema3(t->path, OBJECTS);
         fail_at = "DROP TABLE objects_v3";
         fail_code = SQLITE_FULL;
         store = open_ok(t->path);
-        snprintf(wal, sizeof(wal), "%s-wal", t->path);
-        assert_int_equal(stat(wal, &st), 0);
-        assert_true(st.st_size < 256 * 1024);
+        assert_true(wal_size(t->path) < 256 * 1024);
         xp_store_close(store);
-        after = contents_of(t->path);
-        assert_int_equal(after.schema, SCHEMA_READABLE);
-        assert_true(after.without_rowid);
-        contents_free(&after);
+        assert_at_schema(t->path, SCHEMA_READABLE);
 }
 
 /* The checkpoint after a committed copy finds no room: the upgrade stands, the store writable. */
 static void checkpoint_after_copy_fails(void **state)
 {
         struct tmpdir *t = *state;
-        struct contents after;
         struct xp_store *store;
         char why[128];
 
@@ -747,10 +736,7 @@ static void checkpoint_after_copy_fails(void **state)
         assert_false(xp_store_readonly(store, why, sizeof(why)));
         fail_at = NULL;
         xp_store_close(store);
-        after = contents_of(t->path);
-        assert_int_equal(after.schema, SCHEMA_VERSION);
-        assert_false(after.without_rowid);
-        contents_free(&after);
+        assert_at_schema(t->path, SCHEMA_VERSION);
 }
 
 /*
@@ -763,7 +749,6 @@ static void from_schema1(void **state)
         struct xp_store_report report;
         struct xp_error err = {0};
         struct xp_store *store;
-        struct contents after;
         sqlite3 *db = NULL;
         char *expected, *got;
 
@@ -784,10 +769,7 @@ static void from_schema1(void **state)
         got = served(store);
         xp_store_close(store);
         assert_string_equal(got, expected);
-        after = contents_of(t->path);
-        assert_int_equal(after.schema, SCHEMA_VERSION);
-        assert_false(after.without_rowid);
-        contents_free(&after);
+        assert_at_schema(t->path, SCHEMA_VERSION);
         assert_int_equal(xp_store_check(t->path, &report, &err), 0);
         assert_false(report.damaged);
         free(got);
@@ -811,17 +793,13 @@ static void assert_recovered(const char *path, uint64_t objects, const char *lat
 {
         struct xp_store_recovery rec;
         struct xp_error err = {0};
-        struct contents after;
 
         assert_int_equal(open_err(path, &err), -EUCLEAN);
         assert_int_equal(xp_store_recover(path, &rec, &err), 0);
         assert_true(rec.recovered);
         assert_int_equal(rec.kept, objects - 1);
         assert_int_equal(rec.dropped, 1);
-        after = contents_of(path);
-        assert_int_equal(after.schema, SCHEMA_VERSION);
-        assert_false(after.without_rowid);
-        contents_free(&after);
+        assert_at_schema(path, SCHEMA_VERSION);
         assert_lists_by_index(path);
         assert_writable(path, late);
 }
