@@ -58,6 +58,16 @@ static bool schema_complete(struct xp_store *store)
                rows == 2;
 }
 
+/* The file system of the store's directory: 0, -ENOMEM, or statvfs()'s -errno. */
+static int store_fs(const struct xp_store *store, struct statvfs *ret)
+{
+        _cleanup_free_ char *copy = strdup(store->path);
+
+        if (!copy)
+                return -ENOMEM;
+        return statvfs(dirname(copy), ret) < 0 ? -errno : 0;
+}
+
 /*
  * Whether the file system has room for schema 4's copy: the new table's pages go to the WAL and
  * then, at the checkpoint, past the end of the database (the old table's pages are free only once
@@ -67,12 +77,11 @@ static bool schema_complete(struct xp_store *store)
  */
 static bool room_for_copy(struct xp_store *store, uint64_t *ret_need, uint64_t *ret_free)
 {
-        _cleanup_free_ char *copy = strdup(store->path);
         int64_t pages = 0, free_pages = 0, page_size = 0;
         struct statvfs fs;
         uint64_t used;
 
-        if (!copy || statvfs(dirname(copy), &fs) < 0 ||
+        if (store_fs(store, &fs) < 0 ||
             store_query_int(store->path, store->writer, "PRAGMA page_count", &pages, NULL) < 0 ||
             store_query_int(
                 store->path, store->writer, "PRAGMA freelist_count", &free_pages, NULL) < 0 ||
@@ -207,13 +216,12 @@ static int init_schema(struct xp_store *store, bool in_service, struct xp_error 
  */
 static int probe_space(struct xp_store *store, struct xp_error *err)
 {
-        _cleanup_free_ char *copy = strdup(store->path);
         struct statvfs fs;
-        int r;
+        int r = store_fs(store, &fs);
 
-        if (!copy)
-                return -ENOMEM;
-        if (statvfs(dirname(copy), &fs) < 0 || fs.f_bavail > 0)
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || fs.f_bavail > 0)
                 return 0;
         r = store_exec(store->path,
                        store->writer,
