@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cgroup_internal.h"
+#include "xpool/timeutil.h"
 
 int cgroup_own_path(const char *text, const char *controller, char *buf, size_t size)
 {
@@ -144,18 +145,10 @@ struct cgroup_warmer {
         int64_t opened_ms; /* when fd was opened */
 };
 
-static int64_t monotonic_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Under lock. */
 static bool holding(struct cgroup_warmer *w)
 {
-        if (w->pending > 0 && monotonic_ms() >= w->until_ms)
+        if (w->pending > 0 && xp_monotonic_ms() >= w->until_ms)
                 w->pending = 0; /* asks that led to no start (a gate held it) */
         return w->pending > 0;
 }
@@ -163,7 +156,7 @@ static bool holding(struct cgroup_warmer *w)
 /* Under lock: waits WARM_EVERY_MS, or less when asked or stopped. */
 static void wait_between_moves(struct cgroup_warmer *w)
 {
-        int64_t at = monotonic_ms() + WARM_EVERY_MS;
+        int64_t at = xp_monotonic_ms() + WARM_EVERY_MS;
         struct timespec ts = {.tv_sec = at / 1000, .tv_nsec = (at % 1000) * 1000000};
 
         while (!w->wanted && !w->stop &&
@@ -182,7 +175,7 @@ static void close_tasks(struct cgroup_warmer *w)
  * call each), read again after WARM_REOPEN_MS so that the thread follows the agent's moves. */
 static int move(struct cgroup_warmer *w)
 {
-        int64_t now = monotonic_ms();
+        int64_t now = xp_monotonic_ms();
 
         if (w->fd >= 0 && now - w->opened_ms >= WARM_REOPEN_MS)
                 close_tasks(w);
@@ -253,7 +246,7 @@ void cgroup_warmer_want(struct cgroup_warmer *w)
         pthread_mutex_lock(&w->lock);
         w->wanted = true;
         w->pending++;
-        w->until_ms = monotonic_ms() + WARM_HOLD_MS;
+        w->until_ms = xp_monotonic_ms() + WARM_HOLD_MS;
         pthread_cond_signal(&w->cond);
         pthread_mutex_unlock(&w->lock);
 }
