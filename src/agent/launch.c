@@ -251,6 +251,19 @@ spec_container(const struct xp_pod *pod, const char *container, bool init, char 
         return NULL;
 }
 
+bool xp_launch_pinned(const struct xp_pod *pod)
+{
+        const char *ann = xp_strmap_get(&pod->metadata.annotations, XP_PLACEMENT_ANNOTATION);
+        struct xp_placement pl = {.numa_node = -1};
+        bool pinned;
+
+        if (!ann || xp_placement_from_json(ann, &pl, NULL) < 0)
+                return false;
+        pinned = pl.cpus && *pl.cpus;
+        xp_placement_done(&pl);
+        return pinned;
+}
+
 /* The placement annotation, when the pod has one (*have), and whether c needs it. */
 static int placement(const struct xp_pod *pod,
                      const struct xp_container *c,

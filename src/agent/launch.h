@@ -171,6 +171,11 @@ int xp_launch_runtime_class(const struct xp_pod *pod,
 /* Whether the class is an OCI runtime's (its containers run from their images). */
 bool xp_launch_runs_images(const struct xp_runtime_class *cls);
 
+/* Whether the pod's containers run pinned to CPUs (its placement names some): their groups then
+ * have a cpuset directory. False when the annotation is missing or malformed (the start says
+ * what is wrong with it). */
+bool xp_launch_pinned(const struct xp_pod *pod);
+
 /* Whether c asks for a device resource (an extended resource); *which names the first. */
 bool xp_launch_requests_devices(const struct xp_container *c, const char **which);
 

@@ -798,7 +798,8 @@ static bool act(struct loop *l,
                  * idle node: begun now, that wait overlaps the volumes and the config */
                 warming = r > 0 && st->pod;
                 if (warming)
-                        xp_runtime_warm_moves(agent->runtime);
+                        xp_runtime_warm_moves(
+                            agent->runtime, st->uid, a->container, xp_launch_pinned(st->pod));
                 if (r > 0 && st->pod)
                         r = xp_agent_volume_gate(agent, &pod, a->container, a->init, st->memory);
                 if (r > 0 && st->pod)

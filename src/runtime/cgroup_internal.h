@@ -158,8 +158,13 @@ int cgroup_own_path(const char *text, const char *controller, char *buf, size_t 
 struct cgroup_warmer;
 int cgroup_warmer_start(struct xp_cgroup_root *root, struct cgroup_warmer **ret);
 /* Asks for a move, and for more moves while the start asked for is under way (up to
- * cgroup_warmer_done(), 200 ms at most); asks while one runs make one more after it. */
-void cgroup_warmer_want(struct cgroup_warmer *w);
+ * cgroup_warmer_done(), 200 ms at most); asks while one runs make one more after it. group (NULL:
+ * none), the start's container group, is made (xp_cgroup_create(), and its cpuset directory when
+ * pinned: cgroup_v1_make_cpuset()) before the move. */
+void cgroup_warmer_want(struct cgroup_warmer *w, const char *group, bool pinned);
+/* cgroup_v1.c: the group's cpuset directory, its CPUs and memory nodes its parent's, as a
+ * pinning makes it where the group gets one only then; nothing otherwise. -errno with err. */
+int cgroup_v1_make_cpuset(struct xp_cgroup *cg, struct xp_error *err);
 /* A start that was asked for has reported back (its shim's moves are made). */
 void cgroup_warmer_done(struct cgroup_warmer *w);
 /* Ends and frees the thread (NULL: nothing), after the move it runs. */

@@ -121,6 +121,13 @@ static int v1_create(struct xp_cgroup *cg, struct xp_error *err)
         return 0;
 }
 
+int cgroup_v1_make_cpuset(struct xp_cgroup *cg, struct xp_error *err)
+{
+        if (cg->root->mode != XP_CGROUP_V1 || !mount_of(cg, CGROUP_CPUSET) || !cpuset_on_demand(cg))
+                return 0;
+        return cpuset_create(cg, err);
+}
+
 /* The pinning, in a cpuset group made now when v1_create() left it for later. */
 static int
 apply_cpuset(struct xp_cgroup *cg, const struct xp_cgroup_limits *l, struct xp_error *err)

@@ -143,6 +143,9 @@ struct cgroup_warmer {
         int64_t until_ms;  /* the hold's end, CLOCK_MONOTONIC */
         int fd;            /* the thread's own: its group's tasks file during a hold, or -1 */
         int64_t opened_ms; /* when fd was opened */
+        char **groups;     /* asked for and not made yet (cgroup_warmer_want()), under lock */
+        bool *pinned;      /* of each of groups */
+        size_t n_groups;
 };
 
 /* Under lock. */
@@ -186,6 +189,44 @@ static int move(struct cgroup_warmer *w)
         return w->fd < 0 ? w->fd : move_self(w->fd, NULL);
 }
 
+static void free_groups(char **groups, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(groups[i]);
+        free(groups);
+}
+
+/*
+ * The groups asked for, made before the move: a group's mkdir takes the kernel's cgroup_mutex,
+ * which the move holds through its grace period, so a shim making its group then waited for the
+ * move's end (2.5-8 ms of an idle start, stop 41). Made here first, the shim's mkdirs find them
+ * (EEXIST, decided before the cgroup code) and its moves come after the wait. Unlocked; what fails
+ * is left to the shim, which makes them as before.
+ */
+static void make_groups(struct cgroup_warmer *w)
+{
+        _cleanup_free_ bool *pinned = NULL;
+        char **groups;
+        size_t n;
+
+        pthread_mutex_lock(&w->lock);
+        groups = TAKE_PTR(w->groups);
+        pinned = TAKE_PTR(w->pinned);
+        n = w->n_groups;
+        w->n_groups = 0;
+        pthread_mutex_unlock(&w->lock);
+        for (size_t i = 0; i < n; i++) {
+                struct xp_cgroup *cg = NULL;
+
+                if (xp_cgroup_create(w->root, groups[i], &cg, NULL) < 0)
+                        continue;
+                if (pinned[i])
+                        (void)cgroup_v1_make_cpuset(cg, NULL);
+                xp_cgroup_free(cg);
+        }
+        free_groups(groups, n);
+}
+
 static void *warmer_run(void *arg)
 {
         struct cgroup_warmer *w = arg;
@@ -201,6 +242,7 @@ static void *warmer_run(void *arg)
                         break;
                 w->wanted = false;
                 pthread_mutex_unlock(&w->lock);
+                make_groups(w);
                 /* a machine where it fails once (not root, a hierarchy not ours) is not asked
                  * again: the warming only saves time */
                 works = works && move(w) >= 0;
@@ -241,9 +283,32 @@ int cgroup_warmer_start(struct xp_cgroup_root *root, struct cgroup_warmer **ret)
         return 0;
 }
 
-void cgroup_warmer_want(struct cgroup_warmer *w)
+/* Under lock: group (taken) and pinned added to what the thread makes; false without memory. */
+static bool add_group(struct cgroup_warmer *w, char *group, bool pinned)
 {
+        char **grown = reallocarray(w->groups, w->n_groups + 1, sizeof(*grown));
+        bool *grown_pinned;
+
+        if (!grown)
+                return false;
+        w->groups = grown;
+        grown_pinned = reallocarray(w->pinned, w->n_groups + 1, sizeof(*grown_pinned));
+        if (!grown_pinned)
+                return false;
+        w->pinned = grown_pinned;
+        w->groups[w->n_groups] = group;
+        w->pinned[w->n_groups++] = pinned;
+        return true;
+}
+
+void cgroup_warmer_want(struct cgroup_warmer *w, const char *group, bool pinned)
+{
+        char *copy = group ? strdup(group) : NULL;
+
         pthread_mutex_lock(&w->lock);
+        /* without memory the shim makes the group, as before: the warming only saves time */
+        if (copy && !add_group(w, copy, pinned))
+                free(copy);
         w->wanted = true;
         w->pending++;
         w->until_ms = xp_monotonic_ms() + WARM_HOLD_MS;
@@ -268,6 +333,8 @@ void cgroup_warmer_stop(struct cgroup_warmer *w)
         pthread_cond_signal(&w->cond);
         pthread_mutex_unlock(&w->lock);
         pthread_join(w->thread, NULL);
+        free_groups(w->groups, w->n_groups);
+        free(w->pinned);
         pthread_cond_destroy(&w->cond);
         pthread_mutex_destroy(&w->lock);
         free(w);

@@ -150,12 +150,9 @@ static int read_only_sys(const struct contain_plan *p, const char **what, const 
                 r = read_only("/sys", ATTR_SAFE, what, arg);
         if (r < 0 || stat("/sys/fs/cgroup", &st) < 0)
                 return 0;
-        r = mask("/sys/fs/cgroup", true, what, arg);
-        /* v2: the container's own group, read-only (its cgroup namespace's root); where the
-         * kernel refuses, no cgroup file system at all, which is as safe */
-        if (r >= 0 && p->cgroup2)
-                (void)mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_RDONLY | MNT_SAFE, NULL);
-        return r;
+        /* v2: the container's own group is mounted on it once it joined the group
+         * (contain_child_cgroup_namespace()) */
+        return mask("/sys/fs/cgroup", true, what, arg);
 }
 
 /* What a container must not change on the node: /proc's and /sys's kernel knobs (OCI's default
@@ -323,9 +320,10 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
                 return fail("joining the pod's", "IPC namespace", what, arg);
         if (!p->namespaces)
                 return 0;
-        /* after joining the cgroup: the namespace's root is the container's own group */
-        if (unshare(CLONE_NEWNS | CLONE_NEWCGROUP) < 0)
-                return fail("unshare", "mount and cgroup namespaces", what, arg);
+        /* the cgroup namespace comes after the group is joined (contain_child_cgroup_namespace())
+         */
+        if (unshare(CLONE_NEWNS) < 0)
+                return fail("unshare", "the mount namespace", what, arg);
         /* nothing mounted here reaches the host, nothing the host mounts later reaches here */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return fail("mount", "/ (private propagation)", what, arg);
@@ -360,6 +358,24 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
          * the binds' sources and the hidden paths may lie there (--state-dir /dev/shm/...) */
         if (!p->privileged)
                 return own_shm(p, what, arg);
+        return 0;
+}
+
+int contain_child_cgroup_namespace(const struct contain_plan *p,
+                                   const char **what,
+                                   const char **arg)
+{
+        struct stat st;
+
+        if (!p->namespaces)
+                return 0;
+        /* after joining the cgroup: the namespace's root is the container's own group */
+        if (unshare(CLONE_NEWCGROUP) < 0)
+                return fail("unshare", "the cgroup namespace", what, arg);
+        /* v2: that group, read-only, over the empty /sys/fs/cgroup read_only_sys() left; where
+         * the kernel refuses, no cgroup file system at all, which is as safe */
+        if (!p->privileged && p->cgroup2 && stat("/sys/fs/cgroup", &st) == 0)
+                (void)mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_RDONLY | MNT_SAFE, NULL);
         return 0;
 }
 

@@ -116,12 +116,19 @@ void contain_plan_done(struct contain_plan *p);
  * In the child, between fork and exec. On failure each returns -errno and sets *what (a static
  * description of the step) and *arg (a path or name, borrowed from the plan or static).
  *
- * mounts: after the child joined its cgroup: the pod's network namespace, its own mount and
- * cgroup namespaces, private propagation, the detached mount points gone, a read-only root when
- * asked, /proc of its pid namespace, a read-only /sys (and cgroup2), the masked and read-only
- * paths, the pod's file volumes bound read-only, the node's secrets hidden.
+ * mounts: the pod's network namespace, its own mount namespace, private propagation, the
+ * detached mount points gone, a read-only root when asked, /proc of its pid namespace, a
+ * read-only /sys with an empty /sys/fs/cgroup, the masked and read-only paths, the pod's file
+ * volumes bound read-only, the node's secrets hidden. Nothing of it depends on the child's
+ * groups, so it runs while the shim moves the child into them.
  */
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg);
+/* Once the child joined its groups, after contain_child_mounts(): its own cgroup namespace (its
+ * root the container's group) and, on v2 unless privileged, that group read-only on
+ * /sys/fs/cgroup. */
+int contain_child_cgroup_namespace(const struct contain_plan *p,
+                                   const char **what,
+                                   const char **arg);
 /* After contain_child_mounts(), unless privileged: a devpts of the container's own on /dev/pts
  * (with /dev/ptmx its ptmx), since the node's holds every terminal of the node (an admin's ssh
  * session), which a process on the node's /dev could open, read and write; on /dev/console the

@@ -2094,16 +2094,23 @@ int xp_runtime_reclaim_cgroups(struct xp_runtime *rt, struct xp_error *err)
         return r;
 }
 
-void xp_runtime_warm_moves(struct xp_runtime *rt)
+void xp_runtime_warm_moves(struct xp_runtime *rt,
+                           const char *uid,
+                           const char *container,
+                           bool pinned)
 {
+        _cleanup_free_ char *group = NULL;
         bool have;
 
         if (!rt->root || xp_cgroup_root_mode(rt->root) != XP_CGROUP_V1)
                 return;
+        /* a bad name makes no group: the start itself says what is wrong with it */
+        if (uid && container && component_ok(uid) && component_ok(container))
+                (void)xp_cgroup_container_path(rt->cgroup_parent, uid, container, &group, NULL);
         pthread_mutex_lock(&rt->lock);
         have = rt->warmer || cgroup_warmer_start(rt->root, &rt->warmer) >= 0;
         if (have)
-                cgroup_warmer_want(rt->warmer);
+                cgroup_warmer_want(rt->warmer, group, pinned);
         pthread_mutex_unlock(&rt->lock);
 }
 

@@ -152,14 +152,17 @@ shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out
         shim_child_default_signals();
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        /* our pid as the host sees it first (the shim's release marker names it), then wait
-         * until the shim has put us in the cgroup */
+        /* our pid as the host sees it first (the shim's release marker names it); the mounts
+         * while the shim puts us in the cgroup (an idle node's first move waits for an RCU grace
+         * period); then wait until it has. A failed mount is reported after the wait, so the
+         * shim's moves find us and it reads why. */
         pid = host_pid();
         if (write(errfd, &pid, sizeof(pid)) != sizeof(pid))
                 _exit(127);
+        r = contain_child_mounts(&s->plan, &what, &arg);
         if (read(sync_fd, &c, 1) != 1)
                 _exit(127);
-        if ((r = contain_child_mounts(&s->plan, &what, &arg)) < 0 ||
+        if (r < 0 || (r = contain_child_cgroup_namespace(&s->plan, &what, &arg)) < 0 ||
             (r = contain_child_own_terminals(&s->plan, s->tty ? in_fd : -1, &what, &arg)) < 0)
                 child_fail(errfd, -r, what, arg);
         if (setsid() < 0)

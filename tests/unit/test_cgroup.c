@@ -1031,8 +1031,27 @@ static size_t repeats_of_a_thread(const char *text)
         return found;
 }
 
+/* Whether the group of container uid1/name below the runtime's parent is in the hierarchy. */
+static bool exists_group(struct fixture *f,
+                         const struct xp_runtime *rt,
+                         const char *hierarchy,
+                         const char *name)
+{
+        char path[512];
+
+        snprintf(path,
+                 sizeof(path),
+                 V1_CG "/%s/%s/uid1/%s",
+                 hierarchy,
+                 xp_runtime_cgroup_parent(rt),
+                 name);
+        return exists(f, path);
+}
+
 /* The runtime's thread makes the move when asked, and again while the start asked for is under
- * way (the lock stays warm a grace period after each move), and the runtime's end joins it */
+ * way (the lock stays warm a grace period after each move), and the runtime's end joins it. The
+ * start's container group is made before the first move (the move holds the lock a mkdir needs);
+ * cpuset only with the pinning, as the shim makes it. */
 static void runtime_warm_moves(void **state)
 {
         struct fixture *f = *state;
@@ -1050,7 +1069,9 @@ static void runtime_warm_moves(void **state)
         snprintf(log_dir, sizeof(log_dir), "%s/logs", f->root);
         assert_int_equal(xp_runtime_open(&o, &rt, NULL), 0);
         assert_int_equal(xp_runtime_cgroup_mode(rt), XP_CGROUP_V1);
-        xp_runtime_warm_moves(rt);
+        assert_false(exists_group(f, rt, "cpu,cpuacct", "c"));
+        xp_runtime_warm_moves(rt, "uid1", "c", false);
+        xp_runtime_warm_moves(rt, "uid1", "pinned", true);
         /* two moves of the runtime's thread, waited for (60 s at most: a limit) */
         for (int i = 0; i < 6000 && repeats_of_a_thread(got) < 2; i++) {
                 size_t len = strlen(got);
@@ -1060,7 +1081,16 @@ static void runtime_warm_moves(void **state)
                         usleep(10000);
         }
         assert_true(repeats_of_a_thread(got) >= 2);
-        xp_runtime_warm_moves(rt);
+        assert_true(exists_group(f, rt, "cpu,cpuacct", "c"));
+        assert_true(exists_group(f, rt, "memory", "c"));
+        assert_true(exists_group(f, rt, "pids", "c"));
+        assert_true(exists_group(f, rt, "devices", "c"));
+        assert_false(exists_group(f, rt, "cpuset", "c"));
+        assert_true(exists_group(f, rt, "memory", "pinned"));
+        assert_true(exists_group(f, rt, "cpuset", "pinned"));
+        /* a name that is not one path component makes nothing; the move is still made */
+        xp_runtime_warm_moves(rt, "../x", "c", true);
+        xp_runtime_warm_moves(rt, NULL, NULL, false);
         xp_runtime_free(rt);
         close(fifo);
 }

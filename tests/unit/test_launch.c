@@ -226,6 +226,30 @@ static void gpu_npu_placement(void **state)
         xp_node_free(node);
 }
 
+/* Pinned when the placement names CPUs; without one, or with one that does not parse, not (the
+ * start reports a bad annotation) */
+static void pinned(void **state)
+{
+        static const char *const spec = "{'nodeName':'n1','containers':[{'name':'main'}]}";
+        struct xp_pod *pod = pod_new("{'xpool.io/placement':'" PLACEMENT "'}", spec);
+
+        (void)state;
+        assert_true(xp_launch_pinned(pod));
+        xp_pod_free(pod);
+        pod = pod_new("{'xpool.io/placement':'{\\`node\\`:\\`n1\\`}'}", spec);
+        assert_false(xp_launch_pinned(pod));
+        xp_pod_free(pod);
+        pod = pod_new("{'xpool.io/placement':'{\\`node\\`:\\`n1\\`,\\`cpus\\`:\\`\\`}'}", spec);
+        assert_false(xp_launch_pinned(pod));
+        xp_pod_free(pod);
+        pod = pod_new("{'xpool.io/placement':'{\\`devices\\`:7}'}", spec);
+        assert_false(xp_launch_pinned(pod));
+        xp_pod_free(pod);
+        pod = pod_new("{}", spec);
+        assert_false(xp_launch_pinned(pod));
+        xp_pod_free(pod);
+}
+
 static void no_devices_container(void **state)
 {
         struct xp_node *node = node_new();
@@ -877,6 +901,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(gpu_npu_placement),
+            cmocka_unit_test(pinned),
             cmocka_unit_test(security_contexts),
             cmocka_unit_test(security_context_refusals),
             cmocka_unit_test(admission),

@@ -1032,20 +1032,22 @@ static void default_containment(void **state)
         if (!contained(f,
                        XP_ISOLATION_NAMESPACES | XP_ISOLATION_CAPABILITIES | XP_ISOLATION_SECCOMP))
                 skip();
-        snprintf(script,
-                 sizeof(script),
-                 "grep -E '^(CapEff|CapBnd|CapInh|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status; "
-                 "cat %s; ls %s | grep -q . && echo state visible; "
-                 "echo pid $$; grep -q __shim /proc/1/cmdline && echo init is the shim; "
-                 "echo others $(ls /proc | grep '^[0-9]' | awk '$1 > 20' | wc -l); "
-                 "ls /sys/fs/cgroup | wc -l; touch /sys/kernel/x || echo sys read-only; "
-                 "echo procsys $(awk '$5 == \"/proc/sys\" {split($6, o, \",\"); print o[1]}' "
-                 "/proc/self/mountinfo); "
-                 "touch /etc/.xpool-test || echo etc read-only; "
-                 "unshare -m true || echo no unshare; "
-                 "echo memfds $(ls -l /proc/self/fd | grep -c memfd:)",
-                 secret,
-                 f->state);
+        snprintf(
+            script,
+            sizeof(script),
+            "grep -E '^(CapEff|CapBnd|CapInh|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status; "
+            "cat %s; ls %s | grep -q . && echo state visible; "
+            "echo pid $$; grep -q __shim /proc/1/cmdline && echo init is the shim; "
+            "echo others $(ls /proc | grep '^[0-9]' | awk '$1 > 20' | wc -l); "
+            "ls /sys/fs/cgroup | wc -l; touch /sys/kernel/x || echo sys read-only; "
+            "echo procsys $(awk '$5 == \"/proc/sys\" {split($6, o, \",\"); print o[1]}' "
+            "/proc/self/mountinfo); "
+            "touch /etc/.xpool-test || echo etc read-only; "
+            "unshare -m true || echo no unshare; "
+            "echo memfds $(ls -l /proc/self/fd | grep -c memfd:); "
+            "grep -q . /proc/self/cgroup && ! grep -qv ':/$' /proc/self/cgroup && echo cgroupns root",
+            secret,
+            f->state);
         r = run_to_end(f, &l);
         xp_container_record_clear(&r);
         /* the runtime compiled the filter (once), not the shim, and handed it over on an fd the
@@ -1077,6 +1079,9 @@ static void default_containment(void **state)
         assert_int_equal(count_lines(text, "stdout F etc read-only"), 1);
         assert_int_equal(count_lines(text, "stdout F no unshare"), 1);
         assert_int_equal(count_lines(text, "stdout F memfds 0"), 1);
+        /* its cgroup namespace made once it was in its groups (its mounts before): each
+         * hierarchy's path is its namespace's root, none a path up and over to its group */
+        assert_int_equal(count_lines(text, "stdout F cgroupns root"), 1);
 }
 
 /* A process pod's emptyDir and hostPath volumes: made on the node, bound at their mountPath,

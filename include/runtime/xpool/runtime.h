@@ -303,9 +303,16 @@ int xp_runtime_release_pod_ipc(struct xp_runtime *rt, const char *pod_uid, struc
  * Asks for a task move that changes nothing (xp_cgroup_warm_moves()) on a thread of the
  * runtime's own, made at the first call, and returns at once: called when a container's start is
  * known, ahead of the work before it, the kernel's wait for a grace period that an idle node's
- * first move pays overlaps that work rather than the shim's start. Nothing without v1 cgroups.
+ * first move pays overlaps that work rather than the shim's start. The container's group (pod_uid
+ * and container; NULL: none), its cpuset directory too when pinned, is made on that thread before
+ * the move: the move holds the kernel's cgroup lock through the wait, which a group's mkdir needs,
+ * so the shim finds it made. A group made for a start that never comes is reclaimed with the
+ * pod's (xp_runtime_reclaim_cgroups()). Nothing without v1 cgroups.
  */
-void xp_runtime_warm_moves(struct xp_runtime *rt);
+void xp_runtime_warm_moves(struct xp_runtime *rt,
+                           const char *pod_uid,
+                           const char *container,
+                           bool pinned);
 /* The start asked for above will not come now (held at a gate): its warming ends, rather than
  * running its whole hold again at each retry of a held start. The asks are counted, not owned: an
  * ask left open (a start that failed before its shim) ends with the hold's 200 ms bound. */
