@@ -182,7 +182,9 @@ static void writer_run(void *userdata, void *ctx, struct xp_work *work)
         (void)post(wr->client, wr->item);
 }
 
-/* Written or given up (best effort, as the kubelet's recorder): the Event's next count may go. */
+/* Written or given up (best effort, as the kubelet's recorder): the Event's next count may go.
+ * This thread asks the queue again before it sleeps, so it takes that count itself; no other
+ * writer is woken for it. */
 static void writer_done(void *userdata, void *ctx, struct xp_work *work)
 {
         struct xp_agent_events *q = userdata;
@@ -190,7 +192,6 @@ static void writer_done(void *userdata, void *ctx, struct xp_work *work)
 
         (void)work;
         xp_eventq_done(q->queue, TAKE_PTR(wr->item));
-        xp_workers_wake(q->writers);
 }
 
 static const struct xp_workers_ops writer_ops =
@@ -395,7 +396,8 @@ static int enqueue(struct xp_agent_events *q, struct xp_eventq_item *e, const ch
                 xp_eventq_item_free(e);
                 return r;
         }
-        xp_workers_wake(q->writers);
+        /* one Event more: one writer for it (the pod's path pays for each thread woken) */
+        xp_workers_wake_one(q->writers);
         return 0;
 }
 
