@@ -1081,6 +1081,8 @@ static void sync_pod(struct loop *l, struct podstate *st)
                 if (res.status && !st->gone && !starts)
                         xp_agent_events_status(
                             agent->events, st->namespace, st->name, st->uid, res.status);
+                if (res.status && st->pod && st->pod->metadata.deletion_timestamp)
+                        xp_agent_status_deleting(agent->status, st->uid);
                 if (res.status && !st->gone && !starts &&
                     xp_agent_status_put(
                         agent->status, st->namespace, st->name, st->uid, TAKE_PTR(res.status)) < 0)

@@ -98,6 +98,13 @@ void xp_agent_status_forget(struct xp_agent_status *s, const char *pod_uid)
         xp_workers_unlock(s->writers);
 }
 
+void xp_agent_status_deleting(struct xp_agent_status *s, const char *pod_uid)
+{
+        xp_workers_lock(s->writers);
+        xp_status_hold_forget(&s->hold, pod_uid);
+        xp_workers_unlock(s->writers);
+}
+
 static int
 write_status(struct xp_apiclient *client, const struct xp_retryq_write *w, struct xp_error *err)
 {

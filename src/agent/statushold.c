@@ -15,6 +15,12 @@ void xp_status_hold_init(struct xp_status_hold *h, int64_t wait_ns)
         h->wait_ns = wait_ns;
 }
 
+/* 0 marks an empty slot */
+static uint64_t hash_of(const char *uid)
+{
+        return xp_hash_string(uid) | 1;
+}
+
 /* The uid's slot; -1 when it is not remembered. */
 static int slot_of(const struct xp_status_hold *h, uint64_t uid_hash)
 {
@@ -72,10 +78,17 @@ static void remember(struct xp_status_hold *h, uint64_t uid_hash, int64_t now_ns
         h->recent[i].at_ns = now_ns;
 }
 
+void xp_status_hold_forget(struct xp_status_hold *h, const char *uid)
+{
+        int i = slot_of(h, hash_of(uid));
+
+        if (i >= 0)
+                h->recent[i].uid_hash = 0;
+}
+
 int64_t xp_status_hold_until(struct xp_status_hold *h, const char *uid, bool final, int64_t now_ns)
 {
-        /* 0 marks an empty slot */
-        uint64_t uid_hash = xp_hash_string(uid) | 1;
+        uint64_t uid_hash = hash_of(uid);
 
         if (h->wait_ns <= 0)
                 return 0;

@@ -48,3 +48,7 @@ void xp_status_hold_init(struct xp_status_hold *h, int64_t wait_ns);
  * until which it waits for the pod's next one (0: due at once), and learns from it.
  */
 int64_t xp_status_hold_until(struct xp_status_hold *h, const char *uid, bool final, int64_t now_ns);
+/* The pod uid is being deleted: its final status, the kill's, makes it no short pod (a `sleep`
+ * pod deleted as soon as it runs, as bench_pods' latency pods are, would turn the holds on for
+ * the next pods' Running). */
+void xp_status_hold_forget(struct xp_status_hold *h, const char *uid);

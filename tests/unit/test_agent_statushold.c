@@ -141,6 +141,26 @@ static void the_wait_stretches_to_what_short_pods_take(void **state)
         assert_int_equal(xp_status_hold_until(&h, "e", false, now), now + WAIT);
 }
 
+static void a_deleted_pods_end_teaches_nothing(void **state)
+{
+        struct xp_status_hold h;
+        int64_t now = 1000 * MS;
+
+        (void)state;
+        xp_status_hold_init(&h, WAIT);
+        /* a `sleep` pod deleted as soon as it runs: its kill's Failed 10 ms after its Running is
+         * no short pod's end, and the next pod's Running still goes at once */
+        assert_int_equal(xp_status_hold_until(&h, "latency-1", false, now), 0);
+        xp_status_hold_forget(&h, "latency-1");
+        assert_int_equal(xp_status_hold_until(&h, "latency-1", true, now + 10 * MS), 0);
+        assert_int_equal(xp_status_hold_until(&h, "latency-2", false, now + 11 * MS), 0);
+        /* forgetting a pod never seen changes nothing */
+        xp_status_hold_forget(&h, "unknown");
+        assert_int_equal(xp_status_hold_until(&h, "latency-2", true, now + 13 * MS), 0);
+        assert_int_equal(xp_status_hold_until(&h, "latency-3", false, now + 14 * MS),
+                         now + 14 * MS + WAIT);
+}
+
 static void a_zero_wait_never_holds(void **state)
 {
         struct xp_status_hold h;
@@ -160,6 +180,7 @@ int main(void)
             cmocka_unit_test(the_first_status_decides_not_a_repeat),
             cmocka_unit_test(the_newest_pods_are_remembered),
             cmocka_unit_test(the_wait_stretches_to_what_short_pods_take),
+            cmocka_unit_test(a_deleted_pods_end_teaches_nothing),
             cmocka_unit_test(a_zero_wait_never_holds),
         };
 
