@@ -404,6 +404,8 @@ int xp_agent_status_delete(struct xp_agent_status *s,
                            const char *pod_uid);
 /* The pod is gone from the server: what waits to be written for it is dropped. */
 void xp_agent_status_forget(struct xp_agent_status *s, const char *pod_uid);
+/* The pod is being deleted: its end, the agent's kill, tells nothing of how long pods run. */
+void xp_agent_status_deleting(struct xp_agent_status *s, const char *pod_uid);
 
 /* imagegc.c: a housekeeping pass's image garbage collection (the kubelet's thresholds). */
 /* The thresholds from the options, checked as the kubelet checks them. */

@@ -42,7 +42,8 @@
 #define BUDGET_BURST  25
 #define BUDGET_REFILL (300 * 1000000000LL) /* one more event per pod */
 
-/* An event written recently: its key, its name and body (for the update), when. */
+/* An event written recently: its key, its name and body (for the update), when. The body is
+ * shared with the writer of its last write, which only reads it: never changed in place. */
 struct seen {
         char *key;
         json_t *body;
@@ -182,7 +183,9 @@ static void writer_run(void *userdata, void *ctx, struct xp_work *work)
         (void)post(wr->client, wr->item);
 }
 
-/* Written or given up (best effort, as the kubelet's recorder): the Event's next count may go. */
+/* Written or given up (best effort, as the kubelet's recorder): the Event's next count may go.
+ * This thread asks the queue again before it sleeps, so it takes that count itself; no other
+ * writer is woken for it. */
 static void writer_done(void *userdata, void *ctx, struct xp_work *work)
 {
         struct xp_agent_events *q = userdata;
@@ -190,7 +193,6 @@ static void writer_done(void *userdata, void *ctx, struct xp_work *work)
 
         (void)work;
         xp_eventq_done(q->queue, TAKE_PTR(wr->item));
-        xp_workers_wake(q->writers);
 }
 
 static const struct xp_workers_ops writer_ops =
@@ -340,43 +342,42 @@ static struct seen *seen_find(struct xp_agent_events *q, const char *key, int64_
         return NULL;
 }
 
-/* Remembers a new event (key taken; a copy of body, which a writer sends meanwhile): the oldest
- * one makes room. 0, or -ENOMEM with key freed. */
-static int seen_add(struct xp_agent_events *q, char *key, const json_t *body, int64_t now)
+/* Remembers a new event (key taken; its body shared with the writer that sends it, which only
+ * reads it): the oldest one makes room. Most Events are never counted, so none is copied. */
+static void seen_add(struct xp_agent_events *q, char *key, json_t *body, int64_t now)
 {
         struct seen *s = &q->seen[0];
-        json_t *copy = json_deep_copy(body);
-
-        if (!copy) {
-                free(key);
-                return -ENOMEM;
-        }
 
         for (size_t i = 1; i < SEEN_MAX && s->key; i++)
                 if (!q->seen[i].key || q->seen[i].last_ns < s->last_ns)
                         s = &q->seen[i];
         free(s->key);
         json_decref(s->body);
-        *s = (struct seen){.key = key, .body = copy, .last_ns = now};
-        return 0;
+        *s = (struct seen){.key = key, .body = json_incref(body), .last_ns = now};
 }
 
-/* The update of a counted event: its body with count + 1 and lastTimestamp now. */
+/* The update of a counted event: a new body (the last one may still be out with a writer) with
+ * count + 1 and lastTimestamp now, shared by the memory and the update. */
 static int seen_count(struct seen *s, struct xp_eventq_item *e, int64_t now)
 {
         char stamp[XP_RFC3339_MAX];
-        json_t *count = json_object_get(s->body, "count");
+        json_t *body = json_deep_copy(s->body);
+        json_t *count = json_object_get(body, "count");
 
         xp_time_format_rfc3339(now / 1000000000, stamp);
-        if (json_object_set_new(s->body, "count", json_integer(json_integer_value(count) + 1)) <
-                0 ||
-            json_object_set_new(s->body, "lastTimestamp", json_string(stamp)) < 0)
+        if (!body ||
+            json_object_set_new(body, "count", json_integer(json_integer_value(count) + 1)) < 0 ||
+            json_object_set_new(body, "lastTimestamp", json_string(stamp)) < 0) {
+                json_decref(body);
                 return -ENOMEM;
-        e->body = json_deep_copy(s->body);
+        }
+        json_decref(s->body);
+        s->body = body;
+        e->body = json_incref(body);
         e->name = xp_strdup0(
-            json_string_value(json_object_get(json_object_get(s->body, "metadata"), "name")));
+            json_string_value(json_object_get(json_object_get(body, "metadata"), "name")));
         s->last_ns = now;
-        return e->body && e->name ? 0 : -ENOMEM;
+        return e->name ? 0 : -ENOMEM;
 }
 
 /* Queues e (taken; its body made), its writes keyed by the Event's name; the lock is held. */
@@ -395,7 +396,8 @@ static int enqueue(struct xp_agent_events *q, struct xp_eventq_item *e, const ch
                 xp_eventq_item_free(e);
                 return r;
         }
-        xp_workers_wake(q->writers);
+        /* one Event more: one writer for it (the pod's path pays for each thread woken) */
+        xp_workers_wake_one(q->writers);
         return 0;
 }
 
@@ -470,7 +472,7 @@ int xp_agent_event_once(struct xp_agent_events *q,
         if (r >= 0 && !e->namespace)
                 r = -ENOMEM;
         if (r >= 0 && !s)
-                r = seen_add(q, TAKE_PTR(key), e->body, now);
+                seen_add(q, TAKE_PTR(key), e->body, now);
         if (r >= 0)
                 r = enqueue(q, TAKE_PTR(e), reason);
 out:

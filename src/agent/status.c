@@ -72,7 +72,7 @@ int xp_agent_status_put(struct xp_agent_status *s,
         xp_workers_lock(s->writers);
         hold = xp_status_hold_until(&s->hold, pod_uid, final, xp_monotonic_ns());
         r = xp_retryq_put_status(s->queue, pod_namespace, pod_name, pod_uid, status, hold);
-        xp_workers_wake(s->writers);
+        xp_workers_wake_one(s->writers);
         xp_workers_unlock(s->writers);
         return r;
 }
@@ -86,7 +86,7 @@ int xp_agent_status_delete(struct xp_agent_status *s,
 
         xp_workers_lock(s->writers);
         r = xp_retryq_put_delete(s->queue, pod_namespace, pod_name, pod_uid);
-        xp_workers_wake(s->writers);
+        xp_workers_wake_one(s->writers);
         xp_workers_unlock(s->writers);
         return r;
 }
@@ -95,6 +95,13 @@ void xp_agent_status_forget(struct xp_agent_status *s, const char *pod_uid)
 {
         xp_workers_lock(s->writers);
         xp_retryq_drop(s->queue, pod_uid);
+        xp_workers_unlock(s->writers);
+}
+
+void xp_agent_status_deleting(struct xp_agent_status *s, const char *pod_uid)
+{
+        xp_workers_lock(s->writers);
+        xp_status_hold_forget(&s->hold, pod_uid);
         xp_workers_unlock(s->writers);
 }
 
@@ -250,8 +257,10 @@ static void writer_done(void *userdata, void *ctx, struct xp_work *work)
         wait = xp_retryq_done(s->queue, &wr->w, outcome, xp_monotonic_ns());
         if (!s->clients.cancelled)
                 log_result(pod, tries, delete, outcome, wait, &wr->err);
-        /* a write that landed may have made others due at once */
-        if (outcome == XP_RETRYQ_LANDED)
+        /* a write that landed after failures may have brought others, waiting out their
+         * back-off, forward to now: every writer asks. (One that landed at its first try lets
+         * this thread ask alone: if it brought others forward, those land after failures.) */
+        if (outcome == XP_RETRYQ_LANDED && tries > 0)
                 xp_workers_wake(s->writers);
 }
 

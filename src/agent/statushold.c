@@ -15,6 +15,12 @@ void xp_status_hold_init(struct xp_status_hold *h, int64_t wait_ns)
         h->wait_ns = wait_ns;
 }
 
+/* 0 marks an empty slot */
+static uint64_t hash_of(const char *uid)
+{
+        return xp_hash_string(uid) | 1;
+}
+
 /* The uid's slot; -1 when it is not remembered. */
 static int slot_of(const struct xp_status_hold *h, uint64_t uid_hash)
 {
@@ -24,16 +30,38 @@ static int slot_of(const struct xp_status_hold *h, uint64_t uid_hash)
         return -1;
 }
 
-/* A final status: was the pod's first one put within the wait before it? */
+/* A final status: was the pod's first one put within the longest wait before it? Then it is a
+ * short pod, and how long it took is learnt. */
 static void learn_final(struct xp_status_hold *h, uint64_t uid_hash, int64_t now_ns)
 {
         int i = slot_of(h, uid_hash);
+        int64_t took;
 
         if (i < 0)
                 return;
-        if (now_ns - h->recent[i].at_ns <= h->wait_ns)
+        took = now_ns - h->recent[i].at_ns;
+        if (took <= h->wait_ns * XP_STATUS_HOLD_STRETCH) {
                 h->short_at_ns = now_ns;
+                h->durations_ns[h->next_duration] = took;
+                h->next_duration = (h->next_duration + 1) % XP_STATUS_HOLD_DURATIONS;
+        }
         h->recent[i].uid_hash = 0; /* the pod is over */
+}
+
+/* The wait now: the last short pods' longest time and a quarter, within the bounds. */
+static int64_t stretched_wait(const struct xp_status_hold *h)
+{
+        int64_t longest = 0, wait;
+
+        for (int i = 0; i < XP_STATUS_HOLD_DURATIONS; i++)
+                if (h->durations_ns[i] > longest)
+                        longest = h->durations_ns[i];
+        wait = longest + longest / 4;
+        if (wait < h->wait_ns)
+                return h->wait_ns;
+        if (wait > h->wait_ns * XP_STATUS_HOLD_STRETCH)
+                return h->wait_ns * XP_STATUS_HOLD_STRETCH;
+        return wait;
 }
 
 /* The pod's first status that is not final: a sync that puts its Running again (the echo of its
@@ -50,10 +78,17 @@ static void remember(struct xp_status_hold *h, uint64_t uid_hash, int64_t now_ns
         h->recent[i].at_ns = now_ns;
 }
 
+void xp_status_hold_forget(struct xp_status_hold *h, const char *uid)
+{
+        int i = slot_of(h, hash_of(uid));
+
+        if (i >= 0)
+                h->recent[i].uid_hash = 0;
+}
+
 int64_t xp_status_hold_until(struct xp_status_hold *h, const char *uid, bool final, int64_t now_ns)
 {
-        /* 0 marks an empty slot */
-        uint64_t uid_hash = xp_hash_string(uid) | 1;
+        uint64_t uid_hash = hash_of(uid);
 
         if (h->wait_ns <= 0)
                 return 0;
@@ -64,5 +99,5 @@ int64_t xp_status_hold_until(struct xp_status_hold *h, const char *uid, bool fin
         remember(h, uid_hash, now_ns);
         if (h->short_at_ns == 0 || now_ns - h->short_at_ns > XP_STATUS_HOLD_MEMORY_NS)
                 return 0;
-        return now_ns + h->wait_ns;
+        return now_ns + stretched_wait(h);
 }

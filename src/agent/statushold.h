@@ -6,10 +6,15 @@
  * (--status-coalesce) pays off where a container ends within it: a short pod's Running and
  * Succeeded are one write. Everywhere else it only delays the pod's Running by that much (a
  * `sleep` pod's create -> Running on an idle node). So a status waits only while the node runs
- * short pods: while a pod whose final status came within the wait of its first one was seen
- * in the last XP_STATUS_HOLD_MEMORY_NS. The first short pod of a burst has its two writes; the
- * rest of the burst is held as before. No threads, no clock: times are given (the agent's
- * CLOCK_MONOTONIC; any clock in tests/unit/test_agent_statushold.c); the caller locks.
+ * short pods: while a pod whose final status came within XP_STATUS_HOLD_STRETCH times the wait of
+ * its first one was seen in the last XP_STATUS_HOLD_MEMORY_NS. The first short pod of a burst has
+ * its two writes; the rest of the burst is held. The wait stretches to what the node's short pods
+ * take now: the longest of the last XP_STATUS_HOLD_DURATIONS short pods' times (first status to
+ * final one) and a quarter more, at least --status-coalesce, at most XP_STATUS_HOLD_STRETCH times
+ * it. On a loaded node a `true` pod takes 5-30 ms from its Running to its Succeeded (the shim's
+ * exit, the agent's turn to see it), and a fixed 5 ms let 0.3-0.5 of each pod's Running go alone.
+ * No threads, no clock: times are given (the agent's CLOCK_MONOTONIC; any clock in
+ * tests/unit/test_agent_statushold.c); the caller locks.
  */
 
 #include <stdbool.h>
@@ -19,6 +24,9 @@
 #define XP_STATUS_HOLD_MEMORY_NS (1000LL * 1000 * 1000)
 /* The pods whose first status that is not final is remembered (the newest ones). */
 #define XP_STATUS_HOLD_RECENT 32
+/* The longest wait, in times --status-coalesce, and the short pods' times it is learnt from. */
+#define XP_STATUS_HOLD_STRETCH   5
+#define XP_STATUS_HOLD_DURATIONS 8
 
 struct xp_status_hold {
         int64_t wait_ns;     /* --status-coalesce; <= 0: never hold */
@@ -28,6 +36,9 @@ struct xp_status_hold {
                 int64_t at_ns;     /* when its first status that is not final was put */
         } recent[XP_STATUS_HOLD_RECENT];
         unsigned next; /* the slot the next pod takes */
+        /* the last short pods' times from their first status to their final one (0: none) */
+        int64_t durations_ns[XP_STATUS_HOLD_DURATIONS];
+        unsigned next_duration;
 };
 
 void xp_status_hold_init(struct xp_status_hold *h, int64_t wait_ns);
@@ -37,3 +48,7 @@ void xp_status_hold_init(struct xp_status_hold *h, int64_t wait_ns);
  * until which it waits for the pod's next one (0: due at once), and learns from it.
  */
 int64_t xp_status_hold_until(struct xp_status_hold *h, const char *uid, bool final, int64_t now_ns);
+/* The pod uid is being deleted: its final status, the kill's, makes it no short pod (a `sleep`
+ * pod deleted as soon as it runs, as bench_pods' latency pods are, would turn the holds on for
+ * the next pods' Running). */
+void xp_status_hold_forget(struct xp_status_hold *h, const char *uid);

@@ -225,3 +225,8 @@ void xp_workers_wake(struct xp_workers *w)
 {
         pthread_cond_broadcast(&w->wake);
 }
+
+void xp_workers_wake_one(struct xp_workers *w)
+{
+        pthread_cond_signal(&w->wake);
+}

@@ -233,6 +233,77 @@ static void an_owners_queue_with_due_times(void **state)
         assert_int_equal(o.threads_ended, 2);
 }
 
+/* An owner's queue whose jobs come while every thread sleeps: made ready, each with one wake. */
+struct ready_queue {
+        struct job jobs[3];
+        int ready, next, done, idle_asks;
+};
+
+static int
+ready_take(void *userdata, void *ctx, bool stopping, struct xp_work **ret, int64_t *ret_wake_ns)
+{
+        struct ready_queue *q = userdata;
+
+        (void)ctx;
+        (void)ret_wake_ns;
+        if (stopping || q->next == q->ready) {
+                q->idle_asks++;
+                return 0;
+        }
+        *ret = &q->jobs[q->next++].work;
+        return 1;
+}
+
+static void ready_done(void *userdata, void *ctx, struct xp_work *work)
+{
+        struct ready_queue *q = userdata;
+
+        (void)ctx;
+        assert_int_equal(((struct job *)work)->result, 2 * ((struct job *)work)->id);
+        q->done++;
+}
+
+/* Waits (bounded: 10 s) until *value, read with the lock held, reaches at least want. */
+static int wait_locked(struct xp_workers *w, const int *value, int want)
+{
+        int64_t deadline = xp_monotonic_ms() + 10000;
+        int seen = 0;
+
+        while (xp_monotonic_ms() < deadline) {
+                xp_workers_lock(w);
+                seen = *value;
+                xp_workers_unlock(w);
+                if (seen >= want)
+                        break;
+                usleep(2000);
+        }
+        return seen;
+}
+
+static void wake_one_brings_out_each_job(void **state)
+{
+        static const struct xp_workers_ops ops = {
+            .run = run_double, .take = ready_take, .done = ready_done};
+        struct ready_queue q = {0};
+        struct xp_workers_options options = {.ops = &ops, .userdata = &q, .threads = 4};
+        struct xp_workers *w = NULL;
+
+        (void)state;
+        for (int i = 0; i < 3; i++)
+                q.jobs[i].id = i + 1;
+        assert_int_equal(xp_workers_new(&options, &w, NULL), 0);
+        /* every thread asked once and sleeps, with no time to wake at */
+        assert_int_equal(wait_locked(w, &q.idle_asks, 4), 4);
+        for (int i = 0; i < 3; i++) {
+                xp_workers_lock(w);
+                q.ready++;
+                xp_workers_wake_one(w);
+                xp_workers_unlock(w);
+        }
+        assert_int_equal(wait_locked(w, &q.done, 3), 3);
+        xp_workers_free(w);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -240,6 +311,7 @@ int main(void)
             cmocka_unit_test(without_threads_jobs_run_at_once),
             cmocka_unit_test(free_runs_the_queue_first),
             cmocka_unit_test(an_owners_queue_with_due_times),
+            cmocka_unit_test(wake_one_brings_out_each_job),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,3 +79,10 @@ void xp_workers_lock(struct xp_workers *w);
 void xp_workers_unlock(struct xp_workers *w);
 /* Wakes every thread to ask take() again. With the lock held or not. */
 void xp_workers_wake(struct xp_workers *w);
+/*
+ * Wakes one waiting thread (if any waits) to ask take() again: for one more job, where every
+ * thread's take() would hand out the same. A busy thread asks take() anyway once its job is
+ * done, so the others sleep on instead of waking only to find nothing (a wake-up each costs a
+ * switch to and from the thread). With the lock held or not.
+ */
+void xp_workers_wake_one(struct xp_workers *w);
