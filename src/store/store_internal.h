@@ -15,6 +15,7 @@
  *   generation.c  per-kind write marks (xp_store_kind_generation())
  *   waiter.c   readers that wait for the writes of some kinds only (xp_store_waiter_new())
  *   writer_wait.c  where a writer sleeps until its writes are done or it is asked to lead
+ *   walbuf.c   the VFS that writes a WAL's frames between two syncs in one write
  *   recover.c  xp_store_recover()
  *   sql.c      SQLite helpers
  *   checksum.c the objects rows' checksums
@@ -295,8 +296,16 @@ int store_pragma(
 int store_query_int(
     const char *path, sqlite3 *db, const char *sql, int64_t *ret, struct xp_error *err);
 /* A connection (read-write unless flags has SQLITE_OPEN_READONLY; SQLITE_OPEN_CREATE to make the
- * file) with the busy timeout set and nothing else run. */
+ * file) with the busy timeout set and nothing else run, through store_wal_vfs(). */
 int store_open_db(const char *path, int flags, sqlite3 **ret, struct xp_error *err);
+/*
+ * The name of SQLite's unix VFS with a WAL's writes between two syncs gathered into one write
+ * (walbuf.c), registered at the first call; NULL (the default VFS) when it could not be.
+ */
+#define STORE_WAL_VFS "xpool-walbuf"
+const char *store_wal_vfs(void);
+/* The writes of WAL files that store_wal_vfs() passed on to the unix VFS, in the process. */
+uint64_t store_wal_writes(void);
 /* journal_mode=WAL and synchronous=FULL: every commit is fsync'ed before it returns. */
 int store_db_durable(const char *path, sqlite3 *db, struct xp_error *err);
 int store_exec(const char *path, sqlite3 *db, const char *sql, struct xp_error *err);
