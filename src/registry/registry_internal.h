@@ -30,8 +30,9 @@ struct namespace_cache {
  * log shows a PriorityClass written since (every pod create asks). */
 struct priority_cache {
         pthread_mutex_t mutex;
-        uint64_t version; /* 0: not read yet */
-        json_t *best;     /* NULL: none */
+        bool read;     /* best was read, at the PriorityClasses' write mark mark */
+        uint64_t mark; /* xp_store_kind_generation() */
+        json_t *best;  /* NULL: none */
 };
 
 /*

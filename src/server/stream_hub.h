@@ -57,3 +57,9 @@ void stream_hub_free(struct stream_hub *hub);
  * socket's flags are as they were when it returns.
  */
 int stream_hub_serve(struct stream_hub *hub, int fd, void *tls, stream_pump_fn pump, void *state);
+
+/*
+ * Whether the hub's listener waits on the store for writes: only while a stream is served. With
+ * none it rests, so that a commit wakes no thread of the hub (for the tests).
+ */
+bool stream_hub_listening(struct stream_hub *hub);

@@ -1004,4 +1004,5 @@ void xp_store_stats(struct xp_store *store, struct xp_store_stats *ret)
         pthread_mutex_lock(&store->lock);
         *ret = store->stats;
         pthread_mutex_unlock(&store->lock);
+        ret->writer_wakeups = atomic_load(&store->writer_wake.calls);
 }

@@ -132,7 +132,8 @@ int store_open_db(const char *path, int flags, sqlite3 **ret, struct xp_error *e
         flags |= SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
         if (!(flags & SQLITE_OPEN_READONLY))
                 flags |= SQLITE_OPEN_READWRITE;
-        rc = sqlite3_open_v2(path, &db, flags, NULL);
+        /* every connection through it: only the writer's WAL has writes to gather (walbuf.c) */
+        rc = sqlite3_open_v2(path, &db, flags, store_wal_vfs());
         if (rc != SQLITE_OK) {
                 r = store_sqlite_fail(path, db, rc, err, "cannot open the database");
                 sqlite3_close(db);

@@ -15,6 +15,7 @@
  *   generation.c  per-kind write marks (xp_store_kind_generation())
  *   waiter.c   readers that wait for the writes of some kinds only (xp_store_waiter_new())
  *   writer_wait.c  where a writer sleeps until its writes are done or it is asked to lead
+ *   walbuf.c   the VFS that writes a WAL's frames between two syncs in one write
  *   recover.c  xp_store_recover()
  *   sql.c      SQLite helpers
  *   checksum.c the objects rows' checksums
@@ -140,22 +141,31 @@ void store_waiters_take_due(struct xp_store *store, struct store_due *ret);
 void store_waiters_signal_due(struct xp_store *store, struct store_due *due);
 /*
  * Where a writer sleeps (writer_wait.c): the number of its queued writes not yet done, and
- * WRITER_WAIT_TURN when the queue's head, its write, is asked to lead the next batch.
+ * WRITER_WAIT_TURN when the queue's head, its write, is asked to lead the next batch; its
+ * thread's bit in the store's word of wake-ups.
  */
 #define WRITER_WAIT_TURN 0x80000000u
 struct writer_wait {
         atomic_uint word;
+        unsigned int bit;
+};
+/* The store's one futex word that writers sleep on, moved on by every wake-up; calls counts. */
+struct writer_wake {
+        atomic_uint word;
+        atomic_uint_fast64_t calls;
 };
 void writer_wait_init(struct writer_wait *w);
 /* Under the store's lock, as one of its writes is queued. */
 void writer_wait_queued(struct writer_wait *w);
 /* By the leader, without the store's lock: a queued write is done (*done set first); own when
- * it is the leader's own wait (no wake-up). w may be gone as soon as this returns. */
-void writer_wait_done(struct writer_wait *w, atomic_bool *done, bool own);
-/* Under the store's lock: the writer of the queue's head is to lead. */
-void writer_wait_turn(struct writer_wait *w);
+ * it is the leader's own wait. w may be gone as soon as this returns. The bit to wake (0: own). */
+unsigned int writer_wait_done(struct writer_wait *w, atomic_bool *done, bool own);
+/* Under the store's lock: the writer of the queue's head is to lead. The bit to wake. */
+unsigned int writer_wait_turn(struct writer_wait *w);
+/* Wakes the writers whose bits are in bits, with one system call (none for 0). */
+void writer_wake(struct writer_wake *wake, unsigned int bits);
 /* Sleeps until every queued write of w is done (true) or its writer is asked to lead (false). */
-bool writer_wait(struct writer_wait *w);
+bool writer_wait(struct writer_wait *w, struct writer_wake *wake);
 
 /* The CLOCK_MONOTONIC time timeout_ms from now. */
 void store_deadline(int timeout_ms, struct timespec *ret);
@@ -223,6 +233,7 @@ struct xp_store {
         struct xp_store_waiter *waiters; /* under lock: those of waiter.c */
         atomic_size_t n_waiters;         /* how many (changed under lock) */
         atomic_uint waiter_signallers;   /* leaders signalling waiters outside the lock */
+        struct writer_wake writer_wake;  /* where writers sleep (writer_wait.c) */
 
         /* under lock */
         struct op *queue_head;
@@ -285,8 +296,16 @@ int store_pragma(
 int store_query_int(
     const char *path, sqlite3 *db, const char *sql, int64_t *ret, struct xp_error *err);
 /* A connection (read-write unless flags has SQLITE_OPEN_READONLY; SQLITE_OPEN_CREATE to make the
- * file) with the busy timeout set and nothing else run. */
+ * file) with the busy timeout set and nothing else run, through store_wal_vfs(). */
 int store_open_db(const char *path, int flags, sqlite3 **ret, struct xp_error *err);
+/*
+ * The name of SQLite's unix VFS with a WAL's writes between two syncs gathered into one write
+ * (walbuf.c), registered at the first call; NULL (the default VFS) when it could not be.
+ */
+#define STORE_WAL_VFS "xpool-walbuf"
+const char *store_wal_vfs(void);
+/* The writes of WAL files that store_wal_vfs() passed on to the unix VFS, in the process. */
+uint64_t store_wal_writes(void);
 /* journal_mode=WAL and synchronous=FULL: every commit is fsync'ed before it returns. */
 int store_db_durable(const char *path, sqlite3 *db, struct xp_error *err);
 int store_exec(const char *path, sqlite3 *db, const char *sql, struct xp_error *err);

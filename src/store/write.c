@@ -729,25 +729,34 @@ static void settle(struct xp_store *store, struct batch *b, int r, struct store_
         store_waiters_take_due(store, due);
 }
 
-/* Outside the store's lock, after settle(): tells each writer of the batch that it is done. */
-static void wake_settled(struct op *ops, const struct writer_wait *own)
+/*
+ * Outside the store's lock, after settle(): marks each write of the batch done; the bits of
+ * their writers to wake (writer_wake(), once for the batch).
+ */
+static unsigned int settled_done(struct op *ops, const struct writer_wait *own)
 {
+        unsigned int bits = 0;
+
         for (struct op *o = ops, *next; o; o = next) {
                 struct writer_wait *w = o->wake;
 
                 next = o->next; /* o may go away as soon as its writer sees it done */
                 o->next = NULL;
-                writer_wait_done(w, &o->done, w == own);
+                bits |= writer_wait_done(w, &o->done, w == own);
         }
+        return bits;
 }
 
-/* Under lock, when no commit is in flight: the first queued writer leads the next batch. */
-static void wake_leader(struct xp_store *store)
+/*
+ * Under lock, when no commit is in flight: the first queued writer leads the next batch. The
+ * bit of its writer to wake (0: none).
+ */
+static unsigned int next_leader(struct xp_store *store)
 {
         if (store->committing || !store->queue_head)
-                return;
+                return 0;
         /* a queued write is not done, so its writer and its wait stay */
-        writer_wait_turn(store->queue_head->wake);
+        return writer_wait_turn(store->queue_head->wake);
 }
 
 /*
@@ -783,7 +792,7 @@ static void checkpoint_inline(struct xp_store *store)
         if (rc == SQLITE_OK)
                 store->stats.checkpoints++;
         store->committing = false;
-        wake_leader(store);
+        writer_wake(&store->writer_wake, next_leader(store));
 }
 
 /* Under lock: queues each op the store admits (one refused is done at once); the last queued. */
@@ -830,13 +839,14 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
                 struct batch b = {.n = 1};
                 struct store_due due;
                 struct op *last;
+                unsigned int turn;
                 bool checkpoint;
                 int r;
 
-                /* an empty queue: op is in a batch settled but not yet woken (wake_settled()) */
+                /* an empty queue: op is in a batch settled but not yet woken (settled_done()) */
                 if (store->committing || !store->queue_head) {
                         pthread_mutex_unlock(&store->lock);
-                        locked = !writer_wait(op->wake);
+                        locked = !writer_wait(op->wake, &store->writer_wake);
                         if (!locked)
                                 break; /* done */
                         pthread_mutex_lock(&store->lock);
@@ -866,9 +876,9 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
                 settle(store, &b, r, &due);
                 old = b.old;
                 n_old = b.n_old;
-                wake_leader(store); /* none while the checkpoint keeps the commit slot */
+                turn = next_leader(store); /* none while the checkpoint keeps the commit slot */
                 pthread_mutex_unlock(&store->lock);
-                wake_settled(b.ops, op->wake);
+                writer_wake(&store->writer_wake, turn | settled_done(b.ops, op->wake));
                 store_waiters_signal_due(store, &due);
                 if (checkpoint)
                         checkpoint_inline(store);
@@ -880,7 +890,7 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
         /* A group's writes may be settled by two batches whose leaders wake them out of order:
          * its ops and its wait stay until every one is done, not only the last. None is queued
          * any more, so none is asked to lead. */
-        while (n > 0 && !writer_wait(ops[0]->wake))
+        while (n > 0 && !writer_wait(ops[0]->wake, &store->writer_wake))
                 continue;
         free_old(old, n_old);
 }

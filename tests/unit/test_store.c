@@ -690,6 +690,8 @@ static void concurrent_creates(void **state)
         assert_int_equal(stats.rejected, 0);
         assert_true(stats.commits < stats.writes);
         assert_true(stats.max_batch > 1);
+        /* a batch's writers (and the next leader) woken with one system call, not one each */
+        assert_true(stats.writer_wakeups <= stats.commits + stats.checkpoints);
         print_message("group commit: %" PRIu64 " writes in %" PRIu64 " commits, at most %" PRIu64
                       " in one\n",
                       stats.writes,

@@ -2,8 +2,10 @@
 /*
  * Where a store writer sleeps (src/store/writer_wait.c): it returns once every queued write of
  * its wait is done, or when asked to lead, and a waker that says "done" is through with the wait
- * once it returns, so the writer may drop its frame at once. A thread that sleeps here is woken
- * by the condition it waits for; the settler's wait for each round is bounded at 60 s.
+ * once it returns, so the writer may drop its frame at once; one wake-up wakes every writer of a
+ * batch, and a writer whose writes are not done sleeps on through another's wake-up. A thread
+ * that sleeps here is woken by the condition it waits for; the settler's wait for each round is
+ * bounded at 60 s.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -24,34 +26,58 @@
 
 #define LIMIT_S 60 /* a limit, not an expectation */
 
+static struct writer_wake wake;
+
 struct waiting {
         struct writer_wait wait;
         atomic_bool done[WRITES];
         bool result;
+        atomic_bool returned;
 };
 
 static void *wait_main(void *arg)
 {
         struct waiting *w = arg;
 
-        w->result = writer_wait(&w->wait);
+        writer_wait_init(&w->wait); /* in the writer's thread, as the store does: its bit */
+        for (int i = 0; i < WRITES; i++)
+                writer_wait_queued(&w->wait);
+        w->result = writer_wait(&w->wait, &wake);
+        atomic_store(&w->returned, true);
         return NULL;
+}
+
+/* A wait of WRITES queued writes, set up in a thread of its own that then sleeps on it. */
+static void start_waiting(struct waiting *w, pthread_t *thread)
+{
+        *w = (struct waiting){0};
+        assert_int_equal(pthread_create(thread, NULL, wait_main, w), 0);
+        /* its bit is set once it queued: wait until the words say so */
+        while ((atomic_load(&w->wait.word) & ~WRITER_WAIT_TURN) != WRITES)
+                sched_yield();
+}
+
+/* Settles a waiting's writes as one leader would: every bit, then one wake-up. */
+static unsigned int settle_all(struct waiting *w)
+{
+        unsigned int bits = 0;
+
+        for (int i = 0; i < WRITES; i++)
+                bits |= writer_wait_done(&w->wait, &w->done[i], false);
+        return bits;
 }
 
 /* Done only once the last of its queued writes is, whatever the order they are settled in. */
 static void done_after_every_write(void **state)
 {
-        struct waiting w = {0};
+        struct waiting w;
         pthread_t thread;
 
         (void)state;
-        writer_wait_init(&w.wait);
-        for (int i = 0; i < WRITES; i++)
-                writer_wait_queued(&w.wait);
-        assert_int_equal(pthread_create(&thread, NULL, wait_main, &w), 0);
-        writer_wait_done(&w.wait, &w.done[2], false);
-        writer_wait_done(&w.wait, &w.done[0], false);
-        writer_wait_done(&w.wait, &w.done[1], false);
+        start_waiting(&w, &thread);
+        writer_wake(&wake, writer_wait_done(&w.wait, &w.done[2], false));
+        writer_wake(&wake, writer_wait_done(&w.wait, &w.done[0], false));
+        writer_wake(&wake, writer_wait_done(&w.wait, &w.done[1], false));
         assert_int_equal(pthread_join(thread, NULL), 0);
         assert_true(w.result);
         for (int i = 0; i < WRITES; i++)
@@ -62,18 +88,46 @@ static void done_after_every_write(void **state)
  * on). The leader's own write settles without a wake-up. */
 static void turn_then_done(void **state)
 {
-        struct waiting w = {0};
+        struct waiting w;
         pthread_t thread;
 
         (void)state;
-        writer_wait_init(&w.wait);
-        writer_wait_queued(&w.wait);
-        assert_int_equal(pthread_create(&thread, NULL, wait_main, &w), 0);
-        writer_wait_turn(&w.wait);
+        start_waiting(&w, &thread);
+        writer_wake(&wake, writer_wait_turn(&w.wait));
         assert_int_equal(pthread_join(thread, NULL), 0);
         assert_false(w.result);
-        writer_wait_done(&w.wait, &w.done[0], true);
-        assert_true(writer_wait(&w.wait));
+        for (int i = 0; i < WRITES; i++)
+                assert_int_equal(writer_wait_done(&w.wait, &w.done[i], true), 0);
+        assert_true(writer_wait(&w.wait, &wake));
+}
+
+/*
+ * A batch's writers, each in its own thread, are woken by one system call; a writer whose writes
+ * are not done sleeps on through it (its bit named or not) until its own are.
+ */
+static void one_wakeup_per_batch(void **state)
+{
+        struct waiting w[4];
+        pthread_t thread[4];
+        unsigned int bits = 0;
+        uint64_t calls;
+
+        (void)state;
+        for (int i = 0; i < 4; i++)
+                start_waiting(&w[i], &thread[i]);
+        calls = atomic_load(&wake.calls);
+        for (int i = 0; i < 3; i++)
+                bits |= settle_all(&w[i]);
+        writer_wake(&wake, bits | w[3].wait.bit); /* w[3]'s bit too: it wakes for nothing */
+        assert_int_equal(atomic_load(&wake.calls), calls + 1);
+        for (int i = 0; i < 3; i++) {
+                assert_int_equal(pthread_join(thread[i], NULL), 0);
+                assert_true(w[i].result);
+        }
+        assert_false(atomic_load(&w[3].returned));
+        writer_wake(&wake, settle_all(&w[3]));
+        assert_int_equal(pthread_join(thread[3], NULL), 0);
+        assert_true(w[3].result);
 }
 
 /* Nothing queued (every write refused before it was): done at once. */
@@ -83,7 +137,7 @@ static void nothing_queued(void **state)
 
         (void)state;
         writer_wait_init(&wait);
-        assert_true(writer_wait(&wait));
+        assert_true(writer_wait(&wait, &wake));
 }
 
 /*
@@ -117,7 +171,7 @@ static void *settler_main(void *arg)
                                 return "no write posted";
                         else
                                 sched_yield();
-                writer_wait_done(w, atomic_load(&r->posted_done), false);
+                writer_wake(&wake, writer_wait_done(w, atomic_load(&r->posted_done), false));
         }
         return NULL;
 }
@@ -131,7 +185,7 @@ static void one_round(struct relay *r)
         writer_wait_queued(&wait);
         atomic_store(&r->posted_done, &done);
         atomic_store(&r->posted, &wait);
-        assert_true(writer_wait(&wait));
+        assert_true(writer_wait(&wait, &wake));
         assert_true(atomic_load(&done));
 }
 
@@ -156,6 +210,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(done_after_every_write),
             cmocka_unit_test(turn_then_done),
+            cmocka_unit_test(one_wakeup_per_batch),
             cmocka_unit_test(nothing_queued),
             cmocka_unit_test(frames_go_at_once),
         };

@@ -196,18 +196,24 @@ static int joined(struct hub_test *t)
         return t->sv.result;
 }
 
-static void news_as_chunks_then_end(void **state)
+/* Two writes, each a chunk of news, then a third after which the stream says it ended. */
+static void two_news_then_end(struct hub_test *t)
 {
-        struct hub_test *t = *state;
-
-        start(t);
-        expect(t, "6\r\nstart\n\r\n");
         write_pod(t, "a");
         expect(t, "7\r\nnews 1\n\r\n");
         write_pod(t, "b");
         expect(t, "7\r\nnews 2\n\r\n");
         write_pod(t, "c"); /* asked again: the stream says it ended */
         assert_int_equal(joined(t), 0);
+}
+
+static void news_as_chunks_then_end(void **state)
+{
+        struct hub_test *t = *state;
+
+        start(t);
+        expect(t, "6\r\nstart\n\r\n");
+        two_news_then_end(t);
 }
 
 static void client_gone(void **state)
@@ -368,6 +374,36 @@ static void stalled_client_dropped(void **state)
         close(pair[1]);
 }
 
+/* Waits (60 s at most) until the hub's listener waits on the store, or rests, as asked. */
+static void wait_listening(struct stream_hub *hub, bool listening)
+{
+        int64_t deadline = xp_monotonic_ms() + 60000;
+
+        while (stream_hub_listening(hub) != listening) {
+                assert_true(xp_monotonic_ms() < deadline);
+                poll(NULL, 0, 1);
+        }
+}
+
+/*
+ * Without streams the listener rests instead of waking for every commit; a stream that arrives
+ * then gets what is written after its start, and once the last stream is gone it rests again.
+ */
+static void listener_rests_without_streams(void **state)
+{
+        struct hub_test *t = *state;
+
+        wait_listening(t->hub, false);
+        write_pod(t, "before"); /* news to nobody */
+        assert_false(stream_hub_listening(t->hub));
+        start(t);
+        expect(t, "6\r\nstart\n\r\n");
+        wait_listening(t->hub, true);
+        two_news_then_end(t);
+        write_pod(t, "after"); /* the listener's last wait on the store ends */
+        wait_listening(t->hub, false);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -378,6 +414,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(hub_stop, setup, teardown),
             cmocka_unit_test_setup_teardown(slow_client, setup, teardown),
             cmocka_unit_test_setup_teardown(news_while_blocked, setup, teardown),
+            cmocka_unit_test_setup_teardown(listener_rests_without_streams, setup, teardown),
             cmocka_unit_test_setup_teardown(stalled_client_dropped, setup_short_stall, teardown),
         };
 

@@ -482,13 +482,14 @@ size_t xp_store_waiters(struct xp_store *store);
 
 /* Counters since open, for tests, benchmarks and /metrics. */
 struct xp_store_stats {
-        uint64_t writes;       /* writes acknowledged: each took one version */
-        uint64_t rejected;     /* writes refused without effect: -EEXIST, -ENOENT, -ESTALE, ... */
-        uint64_t commits;      /* transactions committed: one WAL fsync each (synchronous=FULL) */
-        uint64_t max_batch;    /* the most writes one commit carried */
-        uint64_t trims;        /* times the event log was cut back to event_history */
-        uint64_t checkpoints;  /* WAL checkpoints into the database file */
-        uint64_t reservations; /* durable seal writes that reserved versions ahead */
+        uint64_t writes;         /* writes acknowledged: each took one version */
+        uint64_t rejected;       /* writes refused without effect: -EEXIST, -ENOENT, -ESTALE, ... */
+        uint64_t commits;        /* transactions committed: one WAL fsync each (synchronous=FULL) */
+        uint64_t max_batch;      /* the most writes one commit carried */
+        uint64_t trims;          /* times the event log was cut back to event_history */
+        uint64_t checkpoints;    /* WAL checkpoints into the database file */
+        uint64_t reservations;   /* durable seal writes that reserved versions ahead */
+        uint64_t writer_wakeups; /* system calls that woke writers: one per batch at most */
 };
 
 void xp_store_stats(struct xp_store *store, struct xp_store_stats *ret);

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The store's VFS (src/store/walbuf.c): a commit's WAL frames reach the file in one write, at the
+ * commit's sync, not two per frame; what is committed is read back by another connection (which
+ * reads the WAL itself) and after the database is opened again; a transaction larger than one
+ * write can carry (the unix VFS's 128 KiB) commits whole; a transaction's own uncommitted pages,
+ * spilled to the WAL and read back by its connection, are its own.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "store/store_internal.h"
+#include "tmpdir.h"
+
+#define ROW_BYTES 3000
+
+static int setup(void **state)
+{
+        return tmpdir_setup(state, "walbuf", "state.db");
+}
+
+static int teardown(void **state)
+{
+        return tmpdir_teardown(state);
+}
+
+static sqlite3 *open_durable(const char *path)
+{
+        struct xp_error err = {0};
+        sqlite3 *db = NULL;
+
+        assert_int_equal(store_open_db(path, SQLITE_OPEN_CREATE, &db, &err), 0);
+        assert_int_equal(store_db_durable(path, db, &err), 0);
+        assert_int_equal(sqlite3_exec(db, "PRAGMA wal_autocheckpoint = 0", NULL, NULL, NULL), 0);
+        return db;
+}
+
+static void exec(sqlite3 *db, const char *sql)
+{
+        char *msg = NULL;
+        int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+
+        if (rc != SQLITE_OK)
+                fail_msg("%s: %s", sql, msg ? msg : sqlite3_errstr(rc));
+}
+
+/* Inserts rows rows of ROW_BYTES from first on, in one transaction. */
+static void insert_rows(sqlite3 *db, int first, int rows)
+{
+        char sql[128];
+
+        exec(db, "BEGIN IMMEDIATE");
+        for (int i = first; i < first + rows; i++) {
+                snprintf(sql,
+                         sizeof(sql),
+                         "INSERT INTO t VALUES (%d, printf('%%.*c', %d, 'a'))",
+                         i,
+                         ROW_BYTES);
+                exec(db, sql);
+        }
+        exec(db, "COMMIT");
+}
+
+static int64_t count(sqlite3 *db)
+{
+        sqlite3_stmt *st = NULL;
+        int64_t n;
+
+        assert_int_equal(
+            sqlite3_prepare_v2(db, "SELECT count(*), sum(length(b)) FROM t", -1, &st, NULL), 0);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        n = sqlite3_column_int64(st, 0);
+        assert_int_equal(sqlite3_column_int64(st, 1), n * ROW_BYTES);
+        sqlite3_finalize(st);
+        return n;
+}
+
+/* Closes db, opens its file again (its WAL read back at the open) and counts the rows. */
+static int64_t count_reopened(sqlite3 *db, const char *path)
+{
+        int64_t n;
+
+        sqlite3_close(db);
+        db = open_durable(path);
+        n = count(db);
+        sqlite3_close(db);
+        return n;
+}
+
+static void one_write_per_commit(void **state)
+{
+        struct tmpdir *t = *state;
+        sqlite3 *db = open_durable(t->path);
+        sqlite3 *reader = NULL;
+        uint64_t before;
+
+        exec(db, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)");
+        insert_rows(db, 0, 1); /* the WAL's header is written and synced alone at its start */
+        before = store_wal_writes();
+        insert_rows(db, 1, 4); /* 4 rows of 3000 bytes: several frames, each a header and page */
+        assert_int_equal(store_wal_writes() - before, 1);
+        /* another connection reads the frames from the file */
+        assert_int_equal(sqlite3_open_v2(t->path, &reader, SQLITE_OPEN_READONLY, NULL), 0);
+        assert_int_equal(count(reader), 5);
+        sqlite3_close(reader);
+        assert_int_equal(count_reopened(db, t->path), 5);
+}
+
+/* 100 rows of 3000 bytes: over 300 KiB of frames, more than one write of the unix VFS takes. */
+static void larger_than_one_write(void **state)
+{
+        struct tmpdir *t = *state;
+        sqlite3 *db = open_durable(t->path);
+        uint64_t before;
+
+        exec(db, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)");
+        insert_rows(db, 0, 1);
+        before = store_wal_writes();
+        insert_rows(db, 1, 100);
+        assert_true(store_wal_writes() - before > 1);
+        assert_true(store_wal_writes() - before < 100);
+        assert_int_equal(count(db), 101);
+        assert_int_equal(count_reopened(db, t->path), 101);
+}
+
+/* A page cache of 10 pages: the transaction's pages go to the WAL before its commit and are read
+ * back from there by the same connection. */
+static void spilled_pages_read_back(void **state)
+{
+        struct tmpdir *t = *state;
+        sqlite3 *db = open_durable(t->path);
+
+        exec(db, "PRAGMA cache_size = 10");
+        exec(db, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)");
+        exec(db, "BEGIN IMMEDIATE");
+        exec(db,
+             "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 200) "
+             "INSERT INTO t SELECT x, printf('%.*c', 3000, 'b') FROM s");
+        assert_int_equal(count(db), 200);
+        exec(db, "UPDATE t SET b = printf('%.*c', 3000, 'c') WHERE a % 2 = 0");
+        exec(db, "COMMIT");
+        assert_int_equal(count(db), 200);
+        assert_int_equal(count_reopened(db, t->path), 200);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(one_write_per_commit, setup, teardown),
+            cmocka_unit_test_setup_teardown(larger_than_one_write, setup, teardown),
+            cmocka_unit_test_setup_teardown(spilled_pages_read_back, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
