@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec_strings.h"
 #include "schema.h"
 #include "xpool/apischema.h"
 #include "xpool/jsonliteral.h"
@@ -276,6 +277,8 @@ static int decode_string(struct xp_decode_ctx *ctx, const json_t *json, char **r
         copy = strdup(json_string_value(json));
         if (!copy)
                 return -ENOMEM;
+        if (ctx->flags & XP_DECODE_SHARE)
+                xp_codec_strings_note(copy, json);
         *ret = copy;
         return 0;
 }
@@ -863,10 +866,12 @@ int xp_schema_validate(struct xp_decode_ctx *ctx,
 /* json_string() refuses invalid UTF-8; a model built in code may hold some, so replace it. */
 static json_t *string_value(const char *s)
 {
-        json_t *json = json_string(s);
+        json_t *json = xp_codec_strings_find(s); /* the body's node a create copied s from */
         size_t len;
         char *clean;
 
+        if (!json)
+                json = json_string(s);
         if (json)
                 return json;
         len = strlen(s);

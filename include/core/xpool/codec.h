@@ -43,6 +43,18 @@ enum xp_decode_flags {
         XP_DECODE_SHALLOW = 1u << 3,
 };
 
+/*
+ * Between xp_codec_strings_begin() and xp_codec_strings_end() on one thread, a decode with
+ * XP_DECODE_SHARE remembers the string node each of the model's strings was copied from, and an
+ * encode of a model with such a string takes a reference to that node instead of making a new one
+ * (a create: the body decoded, its model encoded into the stored tree; the text is the same). The
+ * nodes must be changed in place no more (xpool/jsonliteral.h's rule). _end() drops the table's
+ * references; _begin() ends an open table first. Each thread has its own; nothing is remembered
+ * outside them.
+ */
+void xp_codec_strings_begin(void);
+void xp_codec_strings_end(void);
+
 /* Where the JSON came from, for error messages. Every member may be NULL. */
 struct xp_decode_source {
         const char *name;                /* "pod.yaml"; prefixes messages */
