@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec_strings.h"
+#include "codec_body.h"
 #include "schema.h"
 #include "xpool/apischema.h"
 #include "xpool/jsonliteral.h"
@@ -278,7 +278,7 @@ static int decode_string(struct xp_decode_ctx *ctx, const json_t *json, char **r
         if (!copy)
                 return -ENOMEM;
         if (ctx->flags & XP_DECODE_SHARE)
-                xp_codec_strings_note(copy, json);
+                xp_codec_body_note(copy, json);
         *ret = copy;
         return 0;
 }
@@ -364,6 +364,8 @@ decode_string_list(struct xp_decode_ctx *ctx, const json_t *json, struct xp_list
                 if (r >= 0)
                         list->n = i + 1;
         }
+        if (r >= 0 && (ctx->flags & XP_DECODE_SHARE))
+                xp_codec_body_note(items, json);
         return r;
 }
 
@@ -407,6 +409,8 @@ static int decode_string_map(struct xp_decode_ctx *ctx, const json_t *json, stru
                 if (r < 0)
                         return r;
         }
+        if (ctx->flags & XP_DECODE_SHARE)
+                xp_codec_body_note(map->items, json);
         return 0;
 }
 
@@ -459,6 +463,8 @@ decode_resources(struct xp_decode_ctx *ctx, const json_t *json, struct xp_resour
                 if (r < 0)
                         return r;
         }
+        if (ctx->flags & XP_DECODE_SHARE)
+                xp_codec_body_note(list->items, json);
         return 0;
 }
 
@@ -866,7 +872,7 @@ int xp_schema_validate(struct xp_decode_ctx *ctx,
 /* json_string() refuses invalid UTF-8; a model built in code may hold some, so replace it. */
 static json_t *string_value(const char *s)
 {
-        json_t *json = xp_codec_strings_find(s); /* the body's node a create copied s from */
+        json_t *json = xp_codec_body_string(s); /* the body's node a create copied s from */
         size_t len;
         char *clean;
 
@@ -888,8 +894,12 @@ static json_t *string_value(const char *s)
 
 static json_t *encode_string_list(const struct xp_list_raw *list)
 {
-        json_t *array = json_array();
+        json_t *array = xp_codec_body_string_list(list);
         char **items = list->items;
+
+        if (array)
+                return array;
+        array = json_array();
 
         for (size_t i = 0; array && i < list->n; i++)
                 if (json_array_append_new(array, string_value(items[i] ? items[i] : "")) < 0) {
@@ -901,7 +911,11 @@ static json_t *encode_string_list(const struct xp_list_raw *list)
 
 static json_t *encode_string_map(const struct xp_strmap *map)
 {
-        json_t *object = json_object();
+        json_t *object = xp_codec_body_string_map(map);
+
+        if (object)
+                return object;
+        object = json_object();
 
         for (size_t i = 0; object && i < map->n; i++)
                 if (json_object_set_new(
@@ -914,7 +928,11 @@ static json_t *encode_string_map(const struct xp_strmap *map)
 
 static json_t *encode_resources(const struct xp_resource_list *list)
 {
-        json_t *object = json_object();
+        json_t *object = xp_codec_body_resources(list);
+
+        if (object)
+                return object;
+        object = json_object();
 
         for (size_t i = 0; object && i < list->n; i++) {
                 char text[XP_QUANTITY_STRING_MAX];
