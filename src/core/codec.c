@@ -277,10 +277,18 @@ static int decode_string(struct xp_decode_ctx *ctx, const json_t *json, char **r
         copy = strdup(json_string_value(json));
         if (!copy)
                 return -ENOMEM;
-        if (ctx->flags & XP_DECODE_SHARE)
-                xp_codec_body_note(copy, json);
         *ret = copy;
         return 0;
+}
+
+/* decode_string() of a string the model keeps as it is (a map's values it copies are not) */
+static int decode_kept_string(struct xp_decode_ctx *ctx, const json_t *json, char **ret)
+{
+        int r = decode_string(ctx, json, ret);
+
+        if (r >= 0 && (ctx->flags & XP_DECODE_SHARE))
+                xp_codec_body_note(*ret, json);
+        return r;
 }
 
 int xp_decode_integer(struct xp_decode_ctx *ctx, const json_t *json, bool int32, int64_t *ret)
@@ -359,7 +367,7 @@ decode_string_list(struct xp_decode_ctx *ctx, const json_t *json, struct xp_list
         list->items = items;
         for (size_t i = 0; i < n && r >= 0; i++) {
                 xp_path_push_index(&ctx->path, i);
-                r = decode_string(ctx, json_array_get(json, i), &items[i]);
+                r = decode_kept_string(ctx, json_array_get(json, i), &items[i]);
                 xp_path_pop(&ctx->path);
                 if (r >= 0)
                         list->n = i + 1;
@@ -514,7 +522,7 @@ static int decode_field(struct xp_decode_ctx *ctx,
 
         switch (field->type) {
         case XP_FT_STRING:
-                return decode_string(ctx, json, value);
+                return decode_kept_string(ctx, json, value);
         case XP_FT_INT64:
         case XP_FT_INT32:
                 return xp_decode_integer(ctx, json, field->type == XP_FT_INT32, value);

@@ -178,16 +178,14 @@ static void a_changed_string_is_not_shared(void **state)
 /* More strings than the table holds: the rest get nodes of their own, the text is the same. */
 static void a_pod_past_the_table(void **state)
 {
-        json_t *json = body(), *labels, *out = NULL;
+        json_t *json = body(), *args, *out = NULL;
         struct xp_pod *pod;
-        char key[32], *plain, *shared;
+        char *plain, *shared;
         (void)state;
 
-        labels = json_object_get(json_object_get(json, "metadata"), "labels");
-        for (int i = 0; i < 600; i++) {
-                snprintf(key, sizeof(key), "k%d", i);
-                assert_int_equal(json_object_set_new(labels, key, json_sprintf("v%d", i)), 0);
-        }
+        args = json_object_get(json_array_get(at(json, "spec.containers"), 0), "args");
+        for (int i = 0; i < 600; i++) /* each noted: the table fills */
+                assert_int_equal(json_array_append_new(args, json_sprintf("--a%d", i)), 0);
         pod = decode(json, XP_DECODE_SHARE);
         plain = text_of(pod);
         xp_pod_free(pod);
@@ -205,6 +203,29 @@ static void a_pod_past_the_table(void **state)
         assert_string_equal(shared, plain);
         free(shared);
         free(plain);
+}
+
+/* A map's values are copies the map makes: noted once, as the map, they leave room for the rest. */
+static void many_labels_leave_room(void **state)
+{
+        json_t *json = body(), *labels, *out = NULL;
+        struct xp_pod *pod;
+        char key[32];
+        (void)state;
+
+        labels = at(json, "metadata.labels");
+        for (int i = 0; i < 600; i++) {
+                snprintf(key, sizeof(key), "k%03d", i);
+                assert_int_equal(json_object_set_new(labels, key, json_sprintf("v%d", i)), 0);
+        }
+        xp_codec_body_begin();
+        pod = decode(json, XP_DECODE_SHARE);
+        assert_int_equal(xp_pod_to_json(pod, &out), 0);
+        xp_pod_free(pod);
+        xp_codec_body_end();
+        assert_ptr_equal(image_of(out), image_of(json)); /* decoded after the labels */
+        json_decref(out);
+        json_decref(json);
 }
 
 /* Lists, maps and resource lists that read as the encode writes them are the body's nodes. */
@@ -319,6 +340,7 @@ int main(void)
             cmocka_unit_test(shares_only_inside_and_with_share),
             cmocka_unit_test(a_changed_string_is_not_shared),
             cmocka_unit_test(a_pod_past_the_table),
+            cmocka_unit_test(many_labels_leave_room),
             cmocka_unit_test(parts_are_shared),
             cmocka_unit_test(changed_parts_are_made_anew),
             cmocka_unit_test(parts_written_otherwise_are_made_anew),
