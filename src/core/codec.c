@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec_body.h"
 #include "schema.h"
 #include "xpool/apischema.h"
 #include "xpool/jsonliteral.h"
@@ -280,6 +281,16 @@ static int decode_string(struct xp_decode_ctx *ctx, const json_t *json, char **r
         return 0;
 }
 
+/* decode_string() of a string the model keeps as it is (a map's values it copies are not) */
+static int decode_kept_string(struct xp_decode_ctx *ctx, const json_t *json, char **ret)
+{
+        int r = decode_string(ctx, json, ret);
+
+        if (r >= 0 && (ctx->flags & XP_DECODE_SHARE))
+                xp_codec_body_note(*ret, json);
+        return r;
+}
+
 int xp_decode_integer(struct xp_decode_ctx *ctx, const json_t *json, bool int32, int64_t *ret)
 {
         json_int_t v;
@@ -356,11 +367,13 @@ decode_string_list(struct xp_decode_ctx *ctx, const json_t *json, struct xp_list
         list->items = items;
         for (size_t i = 0; i < n && r >= 0; i++) {
                 xp_path_push_index(&ctx->path, i);
-                r = decode_string(ctx, json_array_get(json, i), &items[i]);
+                r = decode_kept_string(ctx, json_array_get(json, i), &items[i]);
                 xp_path_pop(&ctx->path);
                 if (r >= 0)
                         list->n = i + 1;
         }
+        if (r >= 0 && (ctx->flags & XP_DECODE_SHARE))
+                xp_codec_body_note(items, json);
         return r;
 }
 
@@ -404,6 +417,8 @@ static int decode_string_map(struct xp_decode_ctx *ctx, const json_t *json, stru
                 if (r < 0)
                         return r;
         }
+        if (ctx->flags & XP_DECODE_SHARE)
+                xp_codec_body_note(map->items, json);
         return 0;
 }
 
@@ -456,6 +471,8 @@ decode_resources(struct xp_decode_ctx *ctx, const json_t *json, struct xp_resour
                 if (r < 0)
                         return r;
         }
+        if (ctx->flags & XP_DECODE_SHARE)
+                xp_codec_body_note(list->items, json);
         return 0;
 }
 
@@ -505,7 +522,7 @@ static int decode_field(struct xp_decode_ctx *ctx,
 
         switch (field->type) {
         case XP_FT_STRING:
-                return decode_string(ctx, json, value);
+                return decode_kept_string(ctx, json, value);
         case XP_FT_INT64:
         case XP_FT_INT32:
                 return xp_decode_integer(ctx, json, field->type == XP_FT_INT32, value);
@@ -863,10 +880,12 @@ int xp_schema_validate(struct xp_decode_ctx *ctx,
 /* json_string() refuses invalid UTF-8; a model built in code may hold some, so replace it. */
 static json_t *string_value(const char *s)
 {
-        json_t *json = json_string(s);
+        json_t *json = xp_codec_body_string(s); /* the body's node a create copied s from */
         size_t len;
         char *clean;
 
+        if (!json)
+                json = json_string(s);
         if (json)
                 return json;
         len = strlen(s);
@@ -883,8 +902,12 @@ static json_t *string_value(const char *s)
 
 static json_t *encode_string_list(const struct xp_list_raw *list)
 {
-        json_t *array = json_array();
+        json_t *array = xp_codec_body_string_list(list);
         char **items = list->items;
+
+        if (array)
+                return array;
+        array = json_array();
 
         for (size_t i = 0; array && i < list->n; i++)
                 if (json_array_append_new(array, string_value(items[i] ? items[i] : "")) < 0) {
@@ -896,7 +919,11 @@ static json_t *encode_string_list(const struct xp_list_raw *list)
 
 static json_t *encode_string_map(const struct xp_strmap *map)
 {
-        json_t *object = json_object();
+        json_t *object = xp_codec_body_string_map(map);
+
+        if (object)
+                return object;
+        object = json_object();
 
         for (size_t i = 0; object && i < map->n; i++)
                 if (json_object_set_new(
@@ -909,7 +936,11 @@ static json_t *encode_string_map(const struct xp_strmap *map)
 
 static json_t *encode_resources(const struct xp_resource_list *list)
 {
-        json_t *object = json_object();
+        json_t *object = xp_codec_body_resources(list);
+
+        if (object)
+                return object;
+        object = json_object();
 
         for (size_t i = 0; object && i < list->n; i++) {
                 char text[XP_QUANTITY_STRING_MAX];

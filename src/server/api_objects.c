@@ -528,6 +528,8 @@ int create_json(const struct request *req,
         }
         r = managed_fields_record(req, kind, NULL, json);
         /* json is not changed once decoded: what the model keeps unknown it may share */
+        /* the model's strings are encoded again as the body's nodes, not new ones (until _end) */
+        xp_codec_body_begin();
         if (r >= 0)
                 r = check_object(kind, json, flags | XP_DECODE_SHARE, &object, ret);
         /* Freed while its nodes are still in the cache, not after the commit's wait: what the
@@ -557,6 +559,7 @@ int create_json(const struct request *req,
         else
                 r = reply_written(ret, 201, &text, &out);
 out:
+        xp_codec_body_end();
         if (locked)
                 namespace_release(req, kind);
         json_decref(json);

@@ -43,6 +43,18 @@ enum xp_decode_flags {
         XP_DECODE_SHALLOW = 1u << 3,
 };
 
+/*
+ * Between xp_codec_body_begin() and xp_codec_body_end() on one thread, a decode with
+ * XP_DECODE_SHARE remembers the body's nodes the model's strings, lists and maps of strings and
+ * resource lists were decoded from, and an encode of a model part that still reads as its node
+ * takes a reference to that node instead of making new ones (a create: the body decoded, its model
+ * encoded into the stored tree; the text is the same). The body must be changed in place no more
+ * (xpool/jsonliteral.h's rule). _end() drops the table's references; _begin() ends an open table
+ * first. Each thread has its own; nothing is remembered outside them.
+ */
+void xp_codec_body_begin(void);
+void xp_codec_body_end(void);
+
 /* Where the JSON came from, for error messages. Every member may be NULL. */
 struct xp_decode_source {
         const char *name;                /* "pod.yaml"; prefixes messages */
