@@ -5,7 +5,8 @@
  * replace and reorder. The merge keys come from patch_keys.c by kind and field path.
  *
  * The patch is applied to one deep copy of the original, changed in place; on failure the copy is
- * dropped, so the caller's object never changes.
+ * dropped, so the caller's object never changes. A sharing merge copies only the path it changes,
+ * and takes from the patch the values the merge would rebuild as they are (patch_plain.c).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,12 +24,11 @@
 #define SET_ELEMENT_ORDER          "$setElementOrder/"
 #define DELETE_FROM_PRIMITIVE_LIST "$deleteFromPrimitiveList/"
 #define MAX_LIST                   10000 /* elements of a list merged by key or as a set */
-#define PATH_MAX_TEXT              512
 
 struct smp {
         const char *kind;
-        char schema[PATH_MAX_TEXT]; /* "spec.containers[].env": the key into patch_keys.c */
-        char where[PATH_MAX_TEXT];  /* "spec.containers[1].env": for messages */
+        char schema[XP_PATCH_PATH_MAX]; /* "spec.containers[].env": the key into patch_keys.c */
+        char where[XP_PATCH_PATH_MAX];  /* "spec.containers[1].env": for messages */
         struct xp_error *err;
         bool share; /* the target shares original's members until it descends into one */
 };
@@ -37,33 +37,23 @@ struct mark {
         size_t schema, where;
 };
 
-static void append(char *buf, const char *fmt, ...) _printf_(2, 3);
-static void append(char *buf, const char *fmt, ...)
-{
-        size_t len = strlen(buf);
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(buf + len, PATH_MAX_TEXT - len, fmt, ap);
-        va_end(ap);
-}
-
 static struct mark push_field(struct smp *s, const char *name)
 {
-        struct mark m = {.schema = strlen(s->schema), .where = strlen(s->where)};
-
-        append(s->schema, "%s%s", m.schema ? "." : "", name);
-        append(s->where, "%s%s", m.where ? "." : "", name);
-        return m;
+        return (struct mark){
+            .schema = xp_patch_path_append(s->schema, s->schema[0] ? "." : "", name),
+            .where = xp_patch_path_append(s->where, s->where[0] ? "." : "", name),
+        };
 }
 
 static struct mark push_index(struct smp *s, size_t index)
 {
-        struct mark m = {.schema = strlen(s->schema), .where = strlen(s->where)};
+        char text[32];
 
-        append(s->schema, "[]");
-        append(s->where, "[%zu]", index);
-        return m;
+        snprintf(text, sizeof(text), "[%zu]", index);
+        return (struct mark){
+            .schema = xp_patch_path_append(s->schema, "[]", ""),
+            .where = xp_patch_path_append(s->where, text, ""),
+        };
 }
 
 static void pop(struct smp *s, struct mark m)
@@ -111,6 +101,10 @@ static int new_value(struct smp *s, const json_t *patch, json_t **ret)
 
         if (json_is_array(patch))
                 return merge_list(s, NULL, patch, NULL, NULL, ret);
+        if (s->share && xp_patch_strategic_plain(s->kind, s->schema, patch)) {
+                *ret = json_incref((json_t *)patch);
+                return 0;
+        }
         if (!json_is_object(patch)) {
                 value = json_deep_copy(patch);
                 if (!value)
@@ -400,6 +394,12 @@ static int merge_list(struct smp *s,
         json_t *work, *result;
         int r;
 
+        /* a list new to the target that the merge would rebuild as it is (patch_plain.c) */
+        if (s->share && !orig && !order && !deletions && patch &&
+            xp_patch_strategic_plain(s->kind, s->schema, patch)) {
+                *ret = json_incref((json_t *)patch);
+                return 0;
+        }
         if (xp_patch_list_strategy(s->kind, s->schema, &key)) {
                 if ((r = check_list(s, orig, "the list")) < 0 ||
                     (r = check_list(s, patch, "the patch list")) < 0 ||
@@ -449,7 +449,7 @@ static int merge_list(struct smp *s,
 /* Merges the list field `field` of target with patch[field] and its directives. */
 static int merge_list_field(struct smp *s, json_t *target, const json_t *patch, const char *field)
 {
-        char order_key[PATH_MAX_TEXT], deletions_key[PATH_MAX_TEXT];
+        char order_key[XP_PATCH_PATH_MAX], deletions_key[XP_PATCH_PATH_MAX];
         const json_t *list, *order, *deletions;
         json_t *orig, *result = NULL;
         struct mark m;
