@@ -154,6 +154,8 @@ settle(struct update *u, json_t *entries, const struct xp_apply_request *req, js
         return 0;
 }
 
+/* live's entries, shared: a write that changes no ownership keeps them as they are, and
+ * settle() works on a copy. An empty list where they are not all entries. */
 static json_t *entries_of(const json_t *live)
 {
         const json_t *fields = json_object_get(json_object_get(live, "metadata"), "managedFields"),
@@ -167,7 +169,7 @@ static json_t *entries_of(const json_t *live)
                               !json_is_object(json_object_get(
                                   e, "fieldsV1"))) return json_array(); /* not ours to mend: the
                                                                            write starts them anew */
-        return json_deep_copy(fields);
+        return json_incref((json_t *)fields);
 }
 
 /*
@@ -230,7 +232,10 @@ int xp_managed_update(const struct xp_apitype *type,
                 /* nothing changed: ownership stays as it was */
                 now = json_incref(entries);
         } else if (r >= 0) {
-                r = settle(&u, entries, req, &now);
+                json_t *own = json_deep_copy(entries); /* settle() changes the entries' sets */
+
+                r = own ? settle(&u, own, req, &now) : -ENOMEM;
+                json_decref(own);
         }
         if (r >= 0)
                 r = json_array_size(now) > 0 ? json_object_set(meta, "managedFields", now)
