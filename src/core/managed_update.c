@@ -175,7 +175,8 @@ static json_t *entries_of(const json_t *live)
 /*
  * The sets of the new object and of the live one. A write that leaves what the sets are made of
  * as it was (a status update, the most frequent write) has one set for both: same source, same
- * set. 0 or -ENOMEM.
+ * set; and none at all where every path of that set names a value (1: the write changes no
+ * ownership, as visit_both() would find). 0, 1, or -ENOMEM.
  */
 static int fieldsets(const struct xp_apitype *type,
                      const json_t *live,
@@ -185,11 +186,18 @@ static int fieldsets(const struct xp_apitype *type,
 {
         json_t *new_source = xp_fieldset_source(object);
         json_t *old_source = live ? xp_fieldset_source(live) : NULL;
+        bool same = new_source && old_source && json_equal(old_source, new_source);
 
+        if (same && xp_fieldset_names_all(type, new_source)) {
+                json_decref(new_source);
+                json_decref(old_source);
+                *ret_new = *ret_old = NULL;
+                return 1;
+        }
         *ret_new = new_source ? xp_fieldset_of_source(type, new_source) : NULL;
         if (!live)
                 *ret_old = json_object();
-        else if (old_source && json_equal(old_source, new_source))
+        else if (same)
                 *ret_old = json_incref(*ret_new);
         else
                 *ret_old = old_source ? xp_fieldset_of_source(type, old_source) : NULL;
@@ -220,9 +228,11 @@ int xp_managed_update(const struct xp_apitype *type,
                 json_decref(entries);
                 entries = entries_of(live);
         }
-        if (r >= 0)
-                r = u.added && u.removed && entries ? 0 : -ENOMEM;
-        if (r >= 0 && newset == oldset)
+        if (r >= 0 && !(u.added && u.removed && entries))
+                r = -ENOMEM;
+        if (r == 1) /* one source, every path of it named: the walks would find nothing */
+                r = 0;
+        else if (r >= 0 && newset == oldset)
                 r = xp_fieldset_walk(newset, visit_both, &u);
         else if (r >= 0)
                 r = xp_fieldset_walk(newset, visit_new, &u);
