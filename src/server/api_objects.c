@@ -983,7 +983,9 @@ static int settle_update(const struct request *req,
                         return r;
                 candidate = kept;
         }
-        r = check_object(kind, candidate, flags, &object, ret);
+        /* candidate is not changed once decoded, nor is what it shares with stored: what the
+         * model keeps unknown (a pod's managedFields) it may share, as a create's does */
+        r = check_object(kind, candidate, flags | XP_DECODE_SHARE, &object, ret);
         if (r <= 0)
                 goto out;
         meta = kind->meta(object);
