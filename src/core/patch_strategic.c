@@ -30,7 +30,8 @@ struct smp {
         char schema[XP_PATCH_PATH_MAX]; /* "spec.containers[].env": the key into patch_keys.c */
         char where[XP_PATCH_PATH_MAX];  /* "spec.containers[1].env": for messages */
         struct xp_error *err;
-        bool share; /* the target shares original's members until it descends into one */
+        bool share;       /* the target shares original's members until it descends into one */
+        unsigned unplain; /* inside a value found not plain: its members are not checked again */
 };
 
 struct mark {
@@ -93,18 +94,27 @@ static int merge_list(struct smp *s,
                       const json_t *deletions,
                       json_t **ret);
 
-static int new_value(struct smp *s, const json_t *patch, json_t **ret)
+/*
+ * A sharing merge takes a value new to the target as it is where patch_plain.c finds it plain: 1
+ * with *ret. -1: checked, not plain; the caller rebuilds it with s->unplain raised, so that no
+ * member of it is walked again (each value is walked by one check at most). 0: not checked.
+ */
+static int take_plain(struct smp *s, const json_t *patch, json_t **ret)
+{
+        if (!s->share || s->unplain)
+                return 0;
+        if (!xp_patch_strategic_plain(s->kind, s->schema, patch))
+                return -1;
+        *ret = json_incref((json_t *)patch);
+        return 1;
+}
+
+static int rebuild_value(struct smp *s, const json_t *patch, json_t **ret)
 {
         json_t *value;
         bool deleted = false;
         int r;
 
-        if (json_is_array(patch))
-                return merge_list(s, NULL, patch, NULL, NULL, ret);
-        if (s->share && xp_patch_strategic_plain(s->kind, s->schema, patch)) {
-                *ret = json_incref((json_t *)patch);
-                return 0;
-        }
         if (!json_is_object(patch)) {
                 value = json_deep_copy(patch);
                 if (!value)
@@ -122,6 +132,20 @@ static int new_value(struct smp *s, const json_t *patch, json_t **ret)
         }
         *ret = value;
         return 0;
+}
+
+/* A value new to the target (a list without directives about it), as the merge makes it. */
+static int new_value(struct smp *s, const json_t *patch, json_t **ret)
+{
+        int plain = take_plain(s, patch, ret), r;
+
+        if (plain > 0)
+                return 0;
+        s->unplain += plain < 0;
+        r = json_is_array(patch) ? merge_list(s, NULL, patch, NULL, NULL, ret)
+                                 : rebuild_value(s, patch, ret);
+        s->unplain -= plain < 0;
+        return r;
 }
 
 /* What identifies an element: its merge key's value, or the element itself for primitives. */
@@ -394,12 +418,6 @@ static int merge_list(struct smp *s,
         json_t *work, *result;
         int r;
 
-        /* a list new to the target that the merge would rebuild as it is (patch_plain.c) */
-        if (s->share && !orig && !order && !deletions && patch &&
-            xp_patch_strategic_plain(s->kind, s->schema, patch)) {
-                *ret = json_incref((json_t *)patch);
-                return 0;
-        }
         if (xp_patch_list_strategy(s->kind, s->schema, &key)) {
                 if ((r = check_list(s, orig, "the list")) < 0 ||
                     (r = check_list(s, patch, "the patch list")) < 0 ||
@@ -475,7 +493,9 @@ static int merge_list_field(struct smp *s, json_t *target, const json_t *patch, 
         else if (!list && !orig)
                 goto out; /* directives about a list that does not exist change nothing */
         else
-                r = merge_list(s, orig, list, order, deletions, &result);
+                r = orig || order || deletions
+                        ? merge_list(s, orig, list, order, deletions, &result)
+                        : new_value(s, list, &result);
         if (r == 0 && json_object_set_new(target, field, result) < 0)
                 r = oom(s);
 out:
