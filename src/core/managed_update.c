@@ -154,6 +154,8 @@ settle(struct update *u, json_t *entries, const struct xp_apply_request *req, js
         return 0;
 }
 
+/* live's entries, shared: a write that changes no ownership keeps them as they are, and
+ * settle() works on a copy. An empty list where they are not all entries. */
 static json_t *entries_of(const json_t *live)
 {
         const json_t *fields = json_object_get(json_object_get(live, "metadata"), "managedFields"),
@@ -167,13 +169,14 @@ static json_t *entries_of(const json_t *live)
                               !json_is_object(json_object_get(
                                   e, "fieldsV1"))) return json_array(); /* not ours to mend: the
                                                                            write starts them anew */
-        return json_deep_copy(fields);
+        return json_incref((json_t *)fields);
 }
 
 /*
  * The sets of the new object and of the live one. A write that leaves what the sets are made of
  * as it was (a status update, the most frequent write) has one set for both: same source, same
- * set. 0 or -ENOMEM.
+ * set; and none at all where every path of that set names a value (1: the write changes no
+ * ownership, as visit_both() would find). 0, 1, or -ENOMEM.
  */
 static int fieldsets(const struct xp_apitype *type,
                      const json_t *live,
@@ -183,11 +186,18 @@ static int fieldsets(const struct xp_apitype *type,
 {
         json_t *new_source = xp_fieldset_source(object);
         json_t *old_source = live ? xp_fieldset_source(live) : NULL;
+        bool same = new_source && old_source && json_equal(old_source, new_source);
 
+        if (same && xp_fieldset_names_all(type, new_source)) {
+                json_decref(new_source);
+                json_decref(old_source);
+                *ret_new = *ret_old = NULL;
+                return 1;
+        }
         *ret_new = new_source ? xp_fieldset_of_source(type, new_source) : NULL;
         if (!live)
                 *ret_old = json_object();
-        else if (old_source && json_equal(old_source, new_source))
+        else if (same)
                 *ret_old = json_incref(*ret_new);
         else
                 *ret_old = old_source ? xp_fieldset_of_source(type, old_source) : NULL;
@@ -218,9 +228,11 @@ int xp_managed_update(const struct xp_apitype *type,
                 json_decref(entries);
                 entries = entries_of(live);
         }
-        if (r >= 0)
-                r = u.added && u.removed && entries ? 0 : -ENOMEM;
-        if (r >= 0 && newset == oldset)
+        if (r >= 0 && !(u.added && u.removed && entries))
+                r = -ENOMEM;
+        if (r == 1) /* one source, every path of it named: the walks would find nothing */
+                r = 0;
+        else if (r >= 0 && newset == oldset)
                 r = xp_fieldset_walk(newset, visit_both, &u);
         else if (r >= 0)
                 r = xp_fieldset_walk(newset, visit_new, &u);
@@ -230,7 +242,10 @@ int xp_managed_update(const struct xp_apitype *type,
                 /* nothing changed: ownership stays as it was */
                 now = json_incref(entries);
         } else if (r >= 0) {
-                r = settle(&u, entries, req, &now);
+                json_t *own = json_deep_copy(entries); /* settle() changes the entries' sets */
+
+                r = own ? settle(&u, own, req, &now) : -ENOMEM;
+                json_decref(own);
         }
         if (r >= 0)
                 r = json_array_size(now) > 0 ? json_object_set(meta, "managedFields", now)

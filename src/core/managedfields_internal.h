@@ -18,6 +18,9 @@ char *xp_fieldset_set_key(const json_t *item);
  * set of such a source. NULL without memory. */
 json_t *xp_fieldset_source(const json_t *config);
 json_t *xp_fieldset_of_source(const struct xp_apitype *type, const json_t *source);
+/* Whether every path of source's set would find its value in source (managed_same.c); false
+ * where that is not sure. */
+bool xp_fieldset_names_all(const struct xp_apitype *type, const json_t *source);
 
 /* Calls visit with the path of every field the set owns (whole or, with ".", as an item). */
 typedef int (*xp_fieldset_visit)(const char *const *path, size_t n, void *data);

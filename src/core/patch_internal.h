@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "xpool/error.h"
 
@@ -28,3 +29,17 @@ int xp_patch_strategic_apply(const char *kind,
                              bool share,
                              json_t **ret,
                              struct xp_error *err);
+
+/* The bytes of a strategic merge's schema path ("spec.containers[].env"), its NUL included. */
+#define XP_PATCH_PATH_MAX 512
+
+/* Appends a then b to path (XP_PATCH_PATH_MAX bytes), cut as snprintf() cuts: path's length
+ * before, to cut it back to. */
+size_t xp_patch_path_append(char *path, const char *a, const char *b);
+
+/*
+ * Whether value, a strategic merge patch's value at path (its schema path, which the walk extends
+ * and restores) merging into nothing, merges into a value equal to itself (patch_plain.c): the
+ * merge may then take value as it is.
+ */
+bool xp_patch_strategic_plain(const char *kind, char *path, const json_t *value);

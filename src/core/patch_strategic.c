@@ -5,7 +5,8 @@
  * replace and reorder. The merge keys come from patch_keys.c by kind and field path.
  *
  * The patch is applied to one deep copy of the original, changed in place; on failure the copy is
- * dropped, so the caller's object never changes.
+ * dropped, so the caller's object never changes. A sharing merge copies only the path it changes,
+ * and takes from the patch the values the merge would rebuild as they are (patch_plain.c).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,47 +24,37 @@
 #define SET_ELEMENT_ORDER          "$setElementOrder/"
 #define DELETE_FROM_PRIMITIVE_LIST "$deleteFromPrimitiveList/"
 #define MAX_LIST                   10000 /* elements of a list merged by key or as a set */
-#define PATH_MAX_TEXT              512
 
 struct smp {
         const char *kind;
-        char schema[PATH_MAX_TEXT]; /* "spec.containers[].env": the key into patch_keys.c */
-        char where[PATH_MAX_TEXT];  /* "spec.containers[1].env": for messages */
+        char schema[XP_PATCH_PATH_MAX]; /* "spec.containers[].env": the key into patch_keys.c */
+        char where[XP_PATCH_PATH_MAX];  /* "spec.containers[1].env": for messages */
         struct xp_error *err;
-        bool share; /* the target shares original's members until it descends into one */
+        bool share;       /* the target shares original's members until it descends into one */
+        unsigned unplain; /* inside a value found not plain: its members are not checked again */
 };
 
 struct mark {
         size_t schema, where;
 };
 
-static void append(char *buf, const char *fmt, ...) _printf_(2, 3);
-static void append(char *buf, const char *fmt, ...)
-{
-        size_t len = strlen(buf);
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(buf + len, PATH_MAX_TEXT - len, fmt, ap);
-        va_end(ap);
-}
-
 static struct mark push_field(struct smp *s, const char *name)
 {
-        struct mark m = {.schema = strlen(s->schema), .where = strlen(s->where)};
-
-        append(s->schema, "%s%s", m.schema ? "." : "", name);
-        append(s->where, "%s%s", m.where ? "." : "", name);
-        return m;
+        return (struct mark){
+            .schema = xp_patch_path_append(s->schema, s->schema[0] ? "." : "", name),
+            .where = xp_patch_path_append(s->where, s->where[0] ? "." : "", name),
+        };
 }
 
 static struct mark push_index(struct smp *s, size_t index)
 {
-        struct mark m = {.schema = strlen(s->schema), .where = strlen(s->where)};
+        char text[32];
 
-        append(s->schema, "[]");
-        append(s->where, "[%zu]", index);
-        return m;
+        snprintf(text, sizeof(text), "[%zu]", index);
+        return (struct mark){
+            .schema = xp_patch_path_append(s->schema, "[]", ""),
+            .where = xp_patch_path_append(s->where, text, ""),
+        };
 }
 
 static void pop(struct smp *s, struct mark m)
@@ -103,14 +94,27 @@ static int merge_list(struct smp *s,
                       const json_t *deletions,
                       json_t **ret);
 
-static int new_value(struct smp *s, const json_t *patch, json_t **ret)
+/*
+ * A sharing merge takes a value new to the target as it is where patch_plain.c finds it plain: 1
+ * with *ret. -1: checked, not plain; the caller rebuilds it with s->unplain raised, so that no
+ * member of it is walked again (each value is walked by one check at most). 0: not checked.
+ */
+static int take_plain(struct smp *s, const json_t *patch, json_t **ret)
+{
+        if (!s->share || s->unplain)
+                return 0;
+        if (!xp_patch_strategic_plain(s->kind, s->schema, patch))
+                return -1;
+        *ret = json_incref((json_t *)patch);
+        return 1;
+}
+
+static int rebuild_value(struct smp *s, const json_t *patch, json_t **ret)
 {
         json_t *value;
         bool deleted = false;
         int r;
 
-        if (json_is_array(patch))
-                return merge_list(s, NULL, patch, NULL, NULL, ret);
         if (!json_is_object(patch)) {
                 value = json_deep_copy(patch);
                 if (!value)
@@ -128,6 +132,20 @@ static int new_value(struct smp *s, const json_t *patch, json_t **ret)
         }
         *ret = value;
         return 0;
+}
+
+/* A value new to the target (a list without directives about it), as the merge makes it. */
+static int new_value(struct smp *s, const json_t *patch, json_t **ret)
+{
+        int plain = take_plain(s, patch, ret), r;
+
+        if (plain > 0)
+                return 0;
+        s->unplain += plain < 0;
+        r = json_is_array(patch) ? merge_list(s, NULL, patch, NULL, NULL, ret)
+                                 : rebuild_value(s, patch, ret);
+        s->unplain -= plain < 0;
+        return r;
 }
 
 /* What identifies an element: its merge key's value, or the element itself for primitives. */
@@ -449,7 +467,7 @@ static int merge_list(struct smp *s,
 /* Merges the list field `field` of target with patch[field] and its directives. */
 static int merge_list_field(struct smp *s, json_t *target, const json_t *patch, const char *field)
 {
-        char order_key[PATH_MAX_TEXT], deletions_key[PATH_MAX_TEXT];
+        char order_key[XP_PATCH_PATH_MAX], deletions_key[XP_PATCH_PATH_MAX];
         const json_t *list, *order, *deletions;
         json_t *orig, *result = NULL;
         struct mark m;
@@ -475,7 +493,9 @@ static int merge_list_field(struct smp *s, json_t *target, const json_t *patch, 
         else if (!list && !orig)
                 goto out; /* directives about a list that does not exist change nothing */
         else
-                r = merge_list(s, orig, list, order, deletions, &result);
+                r = orig || order || deletions
+                        ? merge_list(s, orig, list, order, deletions, &result)
+                        : new_value(s, list, &result);
         if (r == 0 && json_object_set_new(target, field, result) < 0)
                 r = oom(s);
 out:

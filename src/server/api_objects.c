@@ -986,7 +986,9 @@ static int settle_update(const struct request *req,
                         return r;
                 candidate = kept;
         }
-        r = check_object(kind, candidate, flags, &object, ret);
+        /* candidate is not changed once decoded, nor is what it shares with stored: what the
+         * model keeps unknown (a pod's managedFields) it may share, as a create's does */
+        r = check_object(kind, candidate, flags | XP_DECODE_SHARE, &object, ret);
         if (r <= 0)
                 goto out;
         meta = kind->meta(object);
@@ -1423,12 +1425,13 @@ int handle_patch(const struct request *req, const struct route *route, struct re
                     req->name,
                     kind->plural,
                     "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json");
-        /* any JSON value: what is not the shape the type needs is refused below in Go's words */
-        patch =
-            type == XP_PATCH_APPLY
-                ? apply_body(req, &jerr)
-                : json_loadb(
-                      req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+        /* any JSON value: what is not the shape the type needs is refused below in Go's words;
+         * an object (every merge patch, a node's status) the fast reader reads as jansson would */
+        if (type == XP_PATCH_APPLY)
+                patch = apply_body(req, &jerr);
+        else if (xp_json_read_object(req->body, req->body_len, &patch) < 0)
+                patch = json_loadb(
+                    req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
         if (!patch)
                 return reply_status(ret,
                                     400,

@@ -5,7 +5,8 @@
  * Pod as the second operand of the diff check. For each input:
  *
  *   - every patch type is applied to the fixed Pod: the Pod never changes, success gives a value,
- *     failure gives -EINVAL, -E2BIG or -ENOMEM with a message;
+ *     failure gives -EINVAL, -E2BIG or -ENOMEM with a message; xp_patch_apply_sharing() gives
+ *     the same, written byte for byte alike, and changes neither the Pod nor the patch;
  *   - a strategic patch for an unknown kind gives what the merge patch gives;
  *   - with b = the patch value: merge_diff(a, b) applied to a is b, and so is the three-way patch
  *     three_way(a, b, a), whenever b is expressible as a merge patch (no null object members).
@@ -62,6 +63,43 @@ static bool expressible(const json_t *v)
         return true;
 }
 
+/* The API's sharing variant gives the same answer, member order too, and changes no operand. */
+static void check_sharing(enum xp_patch_type type,
+                          const char *kind,
+                          const json_t *original,
+                          const json_t *patch,
+                          int r,
+                          const struct xp_error *err,
+                          const json_t *result)
+{
+        json_t *original_copy = json_deep_copy(original), *patch_copy = json_deep_copy(patch);
+        json_t *shared = NULL;
+        struct xp_error shared_err = {0};
+        int s = xp_patch_apply_sharing(type, kind, original, patch, &shared, &shared_err);
+
+        check(original_copy != NULL && patch_copy != NULL);
+        check(s == r);
+        if (r < 0) {
+                check(shared == NULL && strcmp(shared_err.msg, err->msg) == 0);
+        } else {
+                char *want = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
+                char *got = json_dumps(shared, JSON_COMPACT | JSON_ENCODE_ANY);
+
+                check(want != NULL && got != NULL);
+                if (strcmp(want, got) != 0)
+                        dump_and_trap("the sharing merge differs", result, shared);
+                free(want);
+                free(got);
+        }
+        json_decref(shared);
+        if (!json_equal(original_copy, original))
+                dump_and_trap("the sharing merge changed the original", original_copy, original);
+        if (!json_equal(patch_copy, patch))
+                dump_and_trap("the sharing merge changed the patch", patch_copy, patch);
+        json_decref(original_copy);
+        json_decref(patch_copy);
+}
+
 static json_t *
 apply(enum xp_patch_type type, const char *kind, const json_t *original, const json_t *patch)
 {
@@ -74,6 +112,7 @@ apply(enum xp_patch_type type, const char *kind, const json_t *original, const j
         if (!json_equal(copy, original))
                 dump_and_trap("the original changed", copy, original);
         json_decref(copy);
+        check_sharing(type, kind, original, patch, r, &err, result);
         if (r < 0) {
                 check(r == -EINVAL || r == -E2BIG || r == -ENOMEM);
                 check(err.code == r && err.msg[0] != '\0');

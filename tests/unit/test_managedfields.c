@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "core/managedfields_internal.h"
 #include "xpool/apischema.h"
 #include "xpool/managedfields.h"
 
@@ -358,6 +359,52 @@ static void status_write_keeps_every_owner(void **state)
         json_decref(live);
 }
 
+/* Whether every path of a source's set names its value, said only where sure: a name longer than
+ * a path element holds, or a list item whose key finds an earlier one (a key twice, a keyless
+ * item after another), is not sure, and the update then makes and walks the set. */
+static void names_all_only_where_sure(void **state)
+{
+        static const char *const sure[] = {
+            "{\"metadata\":{\"labels\":{\"a\":\"1\"}},\"parts\":[{\"name\":\"p\",\"size\":1},"
+            "{\"name\":\"q\"}],\"tags\":[\"x\",2],\"args\":[\"a\",\"a\"],\"env\":{\"k\":\"v\"},"
+            "\"sel\":{\"s\":\"1\"},\"ref\":{\"a\":\"1\"},\"unknown\":{\"u\":1}}",
+            "{\"parts\":[{\"size\":1}]}",
+            "{}",
+        };
+        static const char *const unsure[] = {
+            "{\"parts\":[{\"name\":\"p\",\"size\":1},{\"name\":\"p\"}]}",
+            "{\"parts\":[{\"name\":\"p\"},{\"size\":1}]}",
+            "{\"tags\":[\"x\",\"y\",\"x\"]}",
+        };
+        char key[1023];
+        json_t *source;
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(sure) / sizeof(*sure); i++) {
+                source = parse(sure[i]);
+                assert_true(xp_fieldset_names_all(thing, source));
+                json_decref(source);
+        }
+        for (size_t i = 0; i < sizeof(unsure) / sizeof(*unsure); i++) {
+                source = parse(unsure[i]);
+                assert_false(xp_fieldset_names_all(thing, source));
+                json_decref(source);
+        }
+        /* "f:" and 1,021 bytes fill managedfields.c's 1,024-byte element; 1,022 do not fit */
+        memset(key, 'k', sizeof(key) - 1);
+        key[sizeof(key) - 1] = '\0';
+        source = parse("{\"metadata\":{\"labels\":{}}}");
+        json_object_set_new(
+            json_object_get(json_object_get(source, "metadata"), "labels"), key, json_string("v"));
+        assert_false(xp_fieldset_names_all(thing, source));
+        json_object_clear(json_object_get(json_object_get(source, "metadata"), "labels"));
+        key[sizeof(key) - 2] = '\0';
+        json_object_set_new(
+            json_object_get(json_object_get(source, "metadata"), "labels"), key, json_string("v"));
+        assert_true(xp_fieldset_names_all(thing, source));
+        json_decref(source);
+}
+
 /* Entries' times as metav1.Time writes them: UTC, whole seconds, "Z"; those already so, and one
  * that does not parse, are left; the mended entries are copies, the shared ones untouched. */
 static void entry_times_are_written_as_kubernetes_does(void **state)
@@ -407,6 +454,7 @@ int main(void)
             cmocka_unit_test(update_records_what_a_write_changes),
             cmocka_unit_test(fieldset_is_that_of_the_pruned_object),
             cmocka_unit_test(status_write_keeps_every_owner),
+            cmocka_unit_test(names_all_only_where_sure),
             cmocka_unit_test(entry_times_are_written_as_kubernetes_does),
         };
 

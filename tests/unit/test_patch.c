@@ -593,6 +593,69 @@ static void strategic_sharing_copies_only_the_patched_path(void **state)
         json_decref(before);
 }
 
+/*
+ * A node's whole status (`$patch: replace`) is taken from the patch as it is, not rebuilt value
+ * by value, where the merge would rebuild it unchanged; where it would not (a key twice, a null, a
+ * directive, a value twice in a set) the merge runs, and the shared result is the copied one.
+ */
+static void strategic_sharing_takes_plain_values_from_the_patch(void **state)
+{
+        json_t *original = parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{},"
+                                 "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":"
+                                 "\"PodScheduled\",\"status\":\"True\"}]}}");
+        json_t *patch = parse(
+            "{\"status\":{\"$patch\":\"replace\",\"phase\":\"Running\",\"podIPs\":[{\"ip\":\"1.2.3.4\"}],"
+            "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},{\"type\":\"PodScheduled\","
+            "\"status\":\"True\"}],\"containerStatuses\":[{\"name\":\"c\",\"state\":{\"running\":{}},"
+            "\"ready\":true}],\"startTime\":\"2026-12-06T08:00:00Z\"}}");
+        const json_t *given = json_object_get(patch, "status"), *status;
+        json_t *shared = NULL;
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(
+            xp_patch_apply_sharing(XP_PATCH_STRATEGIC, "Pod", original, patch, &shared, &err), 0);
+        status = json_object_get(shared, "status");
+        assert_ptr_equal(json_object_get(status, "conditions"),
+                         json_object_get(given, "conditions"));
+        assert_ptr_equal(json_object_get(status, "containerStatuses"),
+                         json_object_get(given, "containerStatuses"));
+        assert_ptr_equal(json_object_get(status, "podIPs"), json_object_get(given, "podIPs"));
+        assert_null(json_object_get(status, "$patch"));
+        json_decref(shared);
+        json_decref(original);
+        json_decref(patch);
+
+        /* a merge key twice: the two merge into one */
+        SMP_OK("Pod",
+               "{\"status\":{\"phase\":\"Pending\"}}",
+               "{\"status\":{\"$patch\":\"replace\",\"conditions\":[{\"type\":\"Ready\",\"status\":"
+               "\"False\"},{\"type\":\"Ready\",\"reason\":\"x\"}]}}",
+               "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":"
+               "\"x\"}]}}");
+        /* a null in a new map deletes its member; in a list without a strategy it stays */
+        SMP_OK(
+            "Pod",
+            "{\"metadata\":{\"name\":\"p\"}}",
+            "{\"metadata\":{\"labels\":{\"a\":\"1\",\"b\":null}},\"spec\":{\"tolerations\":[null,"
+            "{\"key\":\"k\"}]}}",
+            "{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"1\"}},\"spec\":{\"tolerations\":["
+            "null,{\"key\":\"k\"}]}}");
+        /* a value twice in a set goes once */
+        SMP_OK("Pod",
+               "{\"metadata\":{\"name\":\"p\"}}",
+               "{\"metadata\":{\"finalizers\":[\"a\",\"b\",\"a\"]}}",
+               "{\"metadata\":{\"name\":\"p\",\"finalizers\":[\"a\",\"b\"]}}");
+        /* a directive deep in a new list applies */
+        SMP_OK(
+            "Pod",
+            "{\"spec\":{}}",
+            "{\"spec\":{\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":\"A\",\"value\":\"1\"},"
+            "{\"name\":\"B\",\"$patch\":\"delete\"}]}]}}",
+            "{\"spec\":{\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":\"A\",\"value\":"
+            "\"1\"}]}]}}");
+}
+
 static void strategic_kubectl_apply(void **state)
 {
         (void)state;
@@ -995,6 +1058,7 @@ int main(void)
             cmocka_unit_test(depth_limits),
             cmocka_unit_test(strategic_kubectl_apply),
             cmocka_unit_test(strategic_sharing_copies_only_the_patched_path),
+            cmocka_unit_test(strategic_sharing_takes_plain_values_from_the_patch),
             cmocka_unit_test(strategic_lists),
             cmocka_unit_test(strategic_directives),
             cmocka_unit_test(strategic_errors),

@@ -61,8 +61,10 @@ int xp_patch_apply(enum xp_patch_type type,
 
 /*
  * As xp_patch_apply(), but a strategic merge patch's *ret shares with original the members the
- * patch leaves alone (a status write's spec and metadata) instead of copying them: neither may
- * change while the other is in use. The result is equal to xp_patch_apply()'s, member order too.
+ * patch leaves alone (a status write's spec and metadata) instead of copying them, and with patch
+ * the values it adds that the merge would rebuild as they are (a status write's new status):
+ * none of the three may change while another is in use. The result is equal to
+ * xp_patch_apply()'s, member order too.
  */
 int xp_patch_apply_sharing(enum xp_patch_type type,
                            const char *kind,
