@@ -7,11 +7,19 @@
  * is written, with one call through the unix VFS's own write (its retries and its errors: a full
  * disk is SQLITE_FULL as before), before anything that must see them: the sync (so that every
  * byte is on disk before a commit is acknowledged, as before), a read, a truncate, the file's
- * size, a file control, the close. Durability is unchanged: a write was never durable before
- * the sync that follows it, and nothing reads the writer's WAL through another handle before
- * the commit's sync (readers and the checkpointer read only committed frames, and the wal-index
- * says a frame is committed only after that sync). Only the WAL is buffered; the database file
- * and every other file go straight through.
+ * size, a file control, the close, and before the connection shows its frames to others.
+ *
+ * Other connections learn of frames from the wal-index (the -shm), never from the WAL's size,
+ * and SQLite publishes a commit there (walIndexWriteHdr) through the database file's
+ * xShmBarrier; it gives up the WAL's write lock through the database file's xShmLock. Only
+ * with synchronous=FULL and no sector padding does a sync of the WAL come before those; with
+ * NORMAL or OFF (no sync at a commit) or without SQLITE_IOCAP_POWERSAFE_OVERWRITE (padding
+ * frames written after the sync) the frames would still be in the buffer. So each WAL's
+ * handle is linked to its database file's handle (the same connection's: the same thread), and
+ * the database file's barrier and every unlock of the -shm write out the WAL's buffer first.
+ * Under FULL the sync has already written it and they find nothing to write: one write per
+ * commit. Durability is unchanged: a write was never durable before the sync that follows it.
+ * Only the WAL is buffered; the database file and every other file go straight through.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +34,10 @@ struct walbuf_file {
         sqlite3_file base;
         sqlite3_file *real; /* the unix VFS's file, allocated right after this struct */
         bool wal;
+        /* a WAL's: the error of a write-out that no call could return (see shm_flush_wal) */
+        int poisoned;
+        /* a WAL's: its database file's handle; a database file's: its WAL's handle, or NULL */
+        struct walbuf_file *peer;
         char *buf;
         size_t len, cap;
         sqlite3_int64 start; /* the file offset of buf[0] */
@@ -52,10 +64,30 @@ static int flush(struct walbuf_file *w)
         return rc;
 }
 
+/* Writes out the WAL's buffer of the database file db before other connections may see its
+ * frames. A barrier and an unlock cannot fail (SQLite ignores their result), so an error is kept
+ * on the WAL's handle and its next write or sync returns it: the transaction fails there, as it
+ * would have at the write. */
+static void shm_flush_wal(struct walbuf_file *db)
+{
+        struct walbuf_file *wal = db->peer;
+        int rc;
+
+        if (!wal || !wal->len)
+                return;
+        rc = flush(wal);
+        if (rc != SQLITE_OK && wal->poisoned == SQLITE_OK)
+                wal->poisoned = rc;
+}
+
 static int wb_close(sqlite3_file *f)
 {
         struct walbuf_file *w = of(f);
         int rc = flush(w);
+
+        if (w->peer)
+                w->peer->peer = NULL;
+        w->peer = NULL;
         int rc_close = w->real->pMethods->xClose(w->real);
 
         free(w->buf);
@@ -104,6 +136,8 @@ static int wb_write(sqlite3_file *f, const void *data, int n, sqlite3_int64 off)
         struct walbuf_file *w = of(f);
         int rc;
 
+        if (w->poisoned != SQLITE_OK)
+                return w->poisoned;
         if (w->wal && n > 0 && gather(w, data, n, off))
                 return SQLITE_OK;
         rc = flush(w);
@@ -125,7 +159,7 @@ static int wb_truncate(sqlite3_file *f, sqlite3_int64 size)
 static int wb_sync(sqlite3_file *f, int flags)
 {
         struct walbuf_file *w = of(f);
-        int rc = flush(w);
+        int rc = w->poisoned != SQLITE_OK ? w->poisoned : flush(w);
 
         return rc != SQLITE_OK ? rc : w->real->pMethods->xSync(w->real, flags);
 }
@@ -178,11 +212,16 @@ static int wb_shm_map(sqlite3_file *f, int region, int size, int extend, void vo
 
 static int wb_shm_lock(sqlite3_file *f, int offset, int n, int flags)
 {
+        /* the write lock's release: a rolled-back transaction's spilled frames too must be in the
+         * file before the next writer writes its own over them */
+        if (flags & SQLITE_SHM_UNLOCK)
+                shm_flush_wal(of(f));
         return of(f)->real->pMethods->xShmLock(of(f)->real, offset, n, flags);
 }
 
 static void wb_shm_barrier(sqlite3_file *f)
 {
+        shm_flush_wal(of(f));
         of(f)->real->pMethods->xShmBarrier(of(f)->real);
 }
 
@@ -223,6 +262,22 @@ static const sqlite3_io_methods walbuf_methods = {
     .xUnfetch = wb_unfetch,
 };
 
+/* Links a WAL's handle and its database file's: the pager opens the database file first and
+ * closes it last, but each side unlinks itself at its close all the same. */
+static void link_database_file(struct walbuf_file *wal, sqlite3_filename name)
+{
+        sqlite3_file *db_file = sqlite3_database_file_object(name);
+        struct walbuf_file *db;
+
+        if (!db_file || db_file->pMethods != &walbuf_methods)
+                return;
+        db = of(db_file);
+        if (db->peer)
+                db->peer->peer = NULL;
+        db->peer = wal;
+        wal->peer = db;
+}
+
 static int
 wb_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags, int *ret_flags)
 {
@@ -236,6 +291,8 @@ wb_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags, int
         /* SQLite closes a file whose open failed only when pMethods is set */
         if (rc == SQLITE_OK || w->real->pMethods)
                 w->base.pMethods = &walbuf_methods;
+        if (rc == SQLITE_OK && w->wal)
+                link_database_file(w, name);
         return rc;
 }
 

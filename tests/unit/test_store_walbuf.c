@@ -4,7 +4,9 @@
  * commit's sync, not two per frame; what is committed is read back by another connection (which
  * reads the WAL itself) and after the database is opened again; a transaction larger than one
  * write can carry (the unix VFS's 128 KiB) commits whole; a transaction's own uncommitted pages,
- * spilled to the WAL and read back by its connection, are its own.
+ * spilled to the WAL and read back by its connection, are its own. With synchronous=NORMAL (no
+ * sync at a commit) or without power-safe overwrite (padding frames after the sync) another
+ * connection still sees every committed frame in the file, and checkpoints them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,12 +151,106 @@ static void spilled_pages_read_back(void **state)
         assert_int_equal(count_reopened(db, t->path), 200);
 }
 
+/* Opens path as a URI (query parameters such as psow=0 taken) through the store's VFS. */
+static sqlite3 *open_uri(const char *path, const char *query)
+{
+        char uri[4200];
+        sqlite3 *db = NULL;
+
+        snprintf(uri, sizeof(uri), "file:%s%s", path, query);
+        assert_int_equal(sqlite3_open_v2(uri,
+                                         &db,
+                                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                             SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                                         store_wal_vfs()),
+                         SQLITE_OK);
+        exec(db, "PRAGMA journal_mode = WAL");
+        exec(db, "PRAGMA wal_autocheckpoint = 0");
+        return db;
+}
+
+/* Commits on one connection with the given settings; another counts after each commit, then
+ * checkpoints everything into the database file, which a third connection reads. */
+static void other_connection_sees_commits(const char *path, const char *query, const char *sync)
+{
+        sqlite3 *writer = open_uri(path, query);
+        sqlite3 *other = NULL;
+        int frames = -1, checkpointed = -1;
+
+        exec(writer, sync);
+        exec(writer, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)");
+        other = open_uri(path, query);
+        for (int i = 0; i < 3; i++) {
+                insert_rows(writer, i * 2, 2);
+                assert_int_equal(count(other), (i + 1) * 2);
+        }
+        assert_int_equal(sqlite3_wal_checkpoint_v2(
+                             other, NULL, SQLITE_CHECKPOINT_TRUNCATE, &frames, &checkpointed),
+                         SQLITE_OK);
+        assert_int_equal(frames, 0); /* TRUNCATE: every frame copied and the WAL emptied */
+        /* the WAL starts over: frames written again from its start are still read right */
+        insert_rows(writer, 6, 2);
+        assert_int_equal(count(other), 8);
+        assert_int_equal(
+            sqlite3_wal_checkpoint_v2(other, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL),
+            SQLITE_OK);
+        sqlite3_close(other);
+        assert_int_equal(count_reopened(writer, path), 8);
+}
+
+static void synchronous_normal(void **state)
+{
+        other_connection_sees_commits(
+            ((struct tmpdir *)*state)->path, "", "PRAGMA synchronous = NORMAL");
+}
+
+static void synchronous_off(void **state)
+{
+        other_connection_sees_commits(
+            ((struct tmpdir *)*state)->path, "", "PRAGMA synchronous = OFF");
+}
+
+/* psow=0: SQLite pads the commit's last frames to the sector after the sync. */
+static void padding_after_sync(void **state)
+{
+        other_connection_sees_commits(
+            ((struct tmpdir *)*state)->path, "?psow=0", "PRAGMA synchronous = FULL");
+}
+
+/* A transaction spilled to the WAL, then rolled back, under the store's own FULL: the next commit,
+ * by another connection, is not overwritten by the spilled frames. */
+static void rolled_back_spill(void **state)
+{
+        struct tmpdir *t = *state;
+        sqlite3 *first = open_uri(t->path, "");
+        sqlite3 *second = NULL;
+
+        exec(first, "PRAGMA synchronous = FULL");
+        exec(first, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)");
+        second = open_uri(t->path, "");
+        exec(first, "PRAGMA cache_size = 10");
+        exec(first, "BEGIN IMMEDIATE");
+        exec(first,
+             "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 30) "
+             "INSERT INTO t SELECT x, printf('%.*c', 3000, 'b') FROM s");
+        exec(first, "ROLLBACK");
+        insert_rows(second, 100, 4);
+        assert_int_equal(count(first), 4);
+        assert_int_equal(count(second), 4);
+        sqlite3_close(second);
+        assert_int_equal(count_reopened(first, t->path), 4);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(one_write_per_commit, setup, teardown),
             cmocka_unit_test_setup_teardown(larger_than_one_write, setup, teardown),
             cmocka_unit_test_setup_teardown(spilled_pages_read_back, setup, teardown),
+            cmocka_unit_test_setup_teardown(synchronous_normal, setup, teardown),
+            cmocka_unit_test_setup_teardown(synchronous_off, setup, teardown),
+            cmocka_unit_test_setup_teardown(padding_after_sync, setup, teardown),
+            cmocka_unit_test_setup_teardown(rolled_back_spill, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
