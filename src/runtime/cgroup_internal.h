@@ -162,8 +162,10 @@ int cgroup_warmer_start(struct xp_cgroup_root *root, struct cgroup_warmer **ret)
  * none), the start's container group, is made (xp_cgroup_create(), and its cpuset directory when
  * pinned: cgroup_v1_make_cpuset()) before the move. */
 void cgroup_warmer_want(struct cgroup_warmer *w, const char *group, bool pinned);
-/* cgroup_v1.c: the group's cpuset directory, its CPUs and memory nodes its parent's, as a
- * pinning makes it where the group gets one only then; nothing otherwise. -errno with err. */
+/* cgroup_v1.c: the group's cpuset directories, only made (mkdir), where the group gets one only
+ * when pinned; nothing otherwise. No cpuset file is read or written: the shim's own create fills
+ * in the blank levels and its apply writes the pinning, and a check-then-write here, in another
+ * process, could write the parent's CPUs over that pinning (review31 M2). -errno with err. */
 int cgroup_v1_make_cpuset(struct xp_cgroup *cg, struct xp_error *err);
 /* A start that was asked for has reported back (its shim's moves are made). */
 void cgroup_warmer_done(struct cgroup_warmer *w);

@@ -125,7 +125,7 @@ int cgroup_v1_make_cpuset(struct xp_cgroup *cg, struct xp_error *err)
 {
         if (cg->root->mode != XP_CGROUP_V1 || !mount_of(cg, CGROUP_CPUSET) || !cpuset_on_demand(cg))
                 return 0;
-        return cpuset_create(cg, err);
+        return cgroup_mkdir_p(cg->root, mount_of(cg, CGROUP_CPUSET), cg->path, err);
 }
 
 /* The pinning, in a cpuset group made now when v1_create() left it for later. */

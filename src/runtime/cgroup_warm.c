@@ -201,7 +201,8 @@ static void free_groups(char **groups, size_t n)
  * which the move holds through its grace period, so a shim making its group then waited for the
  * move's end (2.5-8 ms of an idle start, stop 41). Made here first, the shim's mkdirs find them
  * (EEXIST, decided before the cgroup code) and its moves come after the wait. Unlocked; what fails
- * is left to the shim, which makes them as before.
+ * is left to the shim, which makes them as before. A pinned group's cpuset directories are only
+ * made: their cpus and mems are the shim's to fill in and pin (cgroup_v1_make_cpuset()).
  */
 static void make_groups(struct cgroup_warmer *w)
 {

@@ -429,6 +429,44 @@ static void v1_create_apply(void **state)
         assert_string_equal(get(f, V1_CG "/cpu,cpuacct/xpool/uid1/main/cpu.cfs_quota_us"), "1000");
 }
 
+/* The warming thread's make step for a pinned group (cgroup_warm.c) runs beside the shim's create
+ * and apply in another process: it makes the cpuset directories and writes no cpuset file, so it
+ * can never write the parent's CPUs over the shim's pinning (review31 M2). */
+static void v1_warm_make_cpuset_writes_nothing(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        struct xp_error err = {0};
+        struct xp_cgroup_limits limits = {.cpuset_cpus = "2-3", .cpuset_mems = "0"};
+
+        v1_tree(f, "xpool/uid1/main");
+        root = open_root(f, XP_CGROUP_V1);
+        if (xp_cgroup_create(root, "xpool/uid1/main", &cg, &err) < 0)
+                fail_msg("create: %s", err.msg);
+        /* blank levels stay blank: filling them in is the shim's */
+        if (cgroup_v1_make_cpuset(cg, &err) < 0)
+                fail_msg("make: %s", err.msg);
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/cpuset.cpus"), "");
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.cpus"), "");
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.mems"), "");
+        /* after the shim's apply, the make step leaves the pinning as it is */
+        if (xp_cgroup_apply(cg, &limits, &err) < 0)
+                fail_msg("apply: %s", err.msg);
+        assert_int_equal(cgroup_v1_make_cpuset(cg, &err), 0);
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.cpus"), "2-3");
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.mems"), "0");
+        /* a group whose cpuset directories are not there yet gets them, with no files written */
+        xp_cgroup_free(TAKE_PTR(cg));
+        if (xp_cgroup_create(root, "xpool/uid2/new", &cg, &err) < 0)
+                fail_msg("create: %s", err.msg);
+        if (cgroup_v1_make_cpuset(cg, &err) < 0)
+                fail_msg("make: %s", err.msg);
+        assert_true(exists(f, V1_CG "/cpuset/xpool/uid2/new"));
+        assert_false(exists(f, V1_CG "/cpuset/xpool/uid2/new/cpuset.cpus"));
+        assert_false(exists(f, V1_CG "/cpuset/xpool/uid2/cpuset.cpus"));
+}
+
 static void v1_apply_errors(void **state)
 {
         struct fixture *f = *state;
@@ -1214,6 +1252,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(detect_errors, setup, teardown),
             cmocka_unit_test_setup_teardown(paths, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_create_apply, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_warm_make_cpuset_writes_nothing, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_apply_errors, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_missing_controller, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_unpinned_no_cpuset, setup, teardown),
