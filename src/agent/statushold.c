@@ -30,6 +30,17 @@ static int slot_of(const struct xp_status_hold *h, uint64_t uid_hash)
         return -1;
 }
 
+/* The longest wait: XP_STATUS_HOLD_STRETCH times --status-coalesce, or the stretch's cap when
+ * that is less, never under --status-coalesce itself. */
+static int64_t longest_wait(const struct xp_status_hold *h)
+{
+        int64_t longest = h->wait_ns * XP_STATUS_HOLD_STRETCH;
+
+        if (longest > XP_STATUS_HOLD_STRETCH_MAX_NS)
+                longest = XP_STATUS_HOLD_STRETCH_MAX_NS;
+        return longest < h->wait_ns ? h->wait_ns : longest;
+}
+
 /* A final status: was the pod's first one put within the longest wait before it? Then it is a
  * short pod, and how long it took is learnt. */
 static void learn_final(struct xp_status_hold *h, uint64_t uid_hash, int64_t now_ns)
@@ -40,7 +51,7 @@ static void learn_final(struct xp_status_hold *h, uint64_t uid_hash, int64_t now
         if (i < 0)
                 return;
         took = now_ns - h->recent[i].at_ns;
-        if (took <= h->wait_ns * XP_STATUS_HOLD_STRETCH) {
+        if (took <= longest_wait(h)) {
                 h->short_at_ns = now_ns;
                 h->durations_ns[h->next_duration] = took;
                 h->next_duration = (h->next_duration + 1) % XP_STATUS_HOLD_DURATIONS;
@@ -59,9 +70,7 @@ static int64_t stretched_wait(const struct xp_status_hold *h)
         wait = longest + longest / 4;
         if (wait < h->wait_ns)
                 return h->wait_ns;
-        if (wait > h->wait_ns * XP_STATUS_HOLD_STRETCH)
-                return h->wait_ns * XP_STATUS_HOLD_STRETCH;
-        return wait;
+        return wait > longest_wait(h) ? longest_wait(h) : wait;
 }
 
 /* The pod's first status that is not final: a sync that puts its Running again (the echo of its

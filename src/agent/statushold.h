@@ -11,9 +11,10 @@
  * its two writes; the rest of the burst is held. The wait stretches to what the node's short pods
  * take now: the longest of the last XP_STATUS_HOLD_DURATIONS short pods' times (first status to
  * final one) and a quarter more, at least --status-coalesce, at most XP_STATUS_HOLD_STRETCH times
- * it. On a loaded node a `true` pod takes 5-30 ms from its Running to its Succeeded (the shim's
- * exit, the agent's turn to see it), and a fixed 5 ms let 0.3-0.5 of each pod's Running go alone.
- * No threads, no clock: times are given (the agent's CLOCK_MONOTONIC; any clock in
+ * it or XP_STATUS_HOLD_STRETCH_MAX_NS, whichever is less (never under --status-coalesce). On a
+ * loaded node a `true` pod takes 5-30 ms from its Running to its Succeeded (the shim's exit, the
+ * agent's turn to see it), and a fixed 5 ms let 0.3-0.5 of each pod's Running go alone. No threads,
+ * no clock: times are given (the agent's CLOCK_MONOTONIC; any clock in
  * tests/unit/test_agent_statushold.c); the caller locks.
  */
 
@@ -27,6 +28,9 @@
 /* The longest wait, in times --status-coalesce, and the short pods' times it is learnt from. */
 #define XP_STATUS_HOLD_STRETCH   5
 #define XP_STATUS_HOLD_DURATIONS 8
+/* The stretch never takes the wait past this (a --status-coalesce that is longer stays as it is):
+ * a Running status must not wait seconds because the option takes up to 1 s. */
+#define XP_STATUS_HOLD_STRETCH_MAX_NS (250LL * 1000 * 1000)
 
 struct xp_status_hold {
         int64_t wait_ns;     /* --status-coalesce; <= 0: never hold */

@@ -3,7 +3,8 @@
  * Whether a pod's status that is not final waits for the pod's next change (statushold.h), with
  * an injected clock: a long pod's Running goes at once; once a short pod (its final status within
  * XP_STATUS_HOLD_STRETCH times the wait of its first one) was seen, statuses wait, until no short
- * pod was seen for XP_STATUS_HOLD_MEMORY_NS, as long as the last short pods took (within bounds);
+ * pod was seen for XP_STATUS_HOLD_MEMORY_NS, as long as the last short pods took (within bounds,
+ * the stretch at most XP_STATUS_HOLD_STRETCH_MAX_NS);
  * a final status never waits; a wait of 0 never holds.
  */
 #include <setjmp.h>
@@ -141,6 +142,25 @@ static void the_wait_stretches_to_what_short_pods_take(void **state)
         assert_int_equal(xp_status_hold_until(&h, "e", false, now), now + WAIT);
 }
 
+/* --status-coalesce takes up to 1 s: the stretch stops at 250 ms (or the option itself, when it is
+ * longer), so a Running status never waits five times a long option. */
+static void the_stretch_stops_at_250_ms(void **state)
+{
+        struct xp_status_hold h;
+        int64_t now = 1000 * MS;
+
+        (void)state;
+        xp_status_hold_init(&h, 200 * MS);
+        /* a pod of 240 ms: 300 ms with its quarter, 250 ms at most (not 5 x 200 ms) */
+        now = short_pod(&h, "a", now, 240 * MS);
+        assert_int_equal(xp_status_hold_until(&h, "b", false, now), now + 250 * MS);
+
+        xp_status_hold_init(&h, 1000 * MS);
+        now = short_pod(&h, "d", now, 900 * MS);
+        /* 1125 ms with its quarter: the option's own 1 s, never past it */
+        assert_int_equal(xp_status_hold_until(&h, "e", false, now), now + 1000 * MS);
+}
+
 static void a_deleted_pods_end_teaches_nothing(void **state)
 {
         struct xp_status_hold h;
@@ -180,6 +200,7 @@ int main(void)
             cmocka_unit_test(the_first_status_decides_not_a_repeat),
             cmocka_unit_test(the_newest_pods_are_remembered),
             cmocka_unit_test(the_wait_stretches_to_what_short_pods_take),
+            cmocka_unit_test(the_stretch_stops_at_250_ms),
             cmocka_unit_test(a_deleted_pods_end_teaches_nothing),
             cmocka_unit_test(a_zero_wait_never_holds),
         };
