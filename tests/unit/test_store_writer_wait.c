@@ -14,8 +14,11 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -33,12 +36,14 @@ struct waiting {
         atomic_bool done[WRITES];
         bool result;
         atomic_bool returned;
+        _Atomic pid_t tid;
 };
 
 static void *wait_main(void *arg)
 {
         struct waiting *w = arg;
 
+        atomic_store(&w->tid, gettid());
         writer_wait_init(&w->wait); /* in the writer's thread, as the store does: its bit */
         for (int i = 0; i < WRITES; i++)
                 writer_wait_queued(&w->wait);
@@ -55,6 +60,45 @@ static void start_waiting(struct waiting *w, pthread_t *thread)
         /* its bit is set once it queued: wait until the words say so */
         while ((atomic_load(&w->wait.word) & ~WRITER_WAIT_TURN) != WRITES)
                 sched_yield();
+}
+
+static time_t now_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec;
+}
+
+/* Whether thread tid sleeps in the futex of the wake-ups' word with word as the value it read:
+ * it saw every wake-up up to the one that made word, and sleeps on (/proc's syscall file: the
+ * call's number, then its arguments). */
+static bool asleep_on(pid_t tid, unsigned int word)
+{
+        char path[64];
+        unsigned long nr, uaddr, op, val;
+        FILE *f;
+        int n;
+
+        snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+        f = fopen(path, "r");
+        if (!f)
+                return false;
+        n = fscanf(f, "%lu 0x%lx 0x%lx 0x%lx", &nr, &uaddr, &op, &val);
+        fclose(f);
+        return n == 4 && nr == SYS_futex && uaddr == (unsigned long)&wake.word && val == word;
+}
+
+/* Waits, LIMIT_S at most, until the waiting's thread has seen the last wake-up and sleeps again. */
+static void wait_asleep_again(struct waiting *w)
+{
+        time_t deadline = now_s() + LIMIT_S;
+
+        while (!asleep_on(atomic_load(&w->tid), atomic_load(&wake.word))) {
+                if (now_s() > deadline)
+                        fail_msg("the writer never slept again after its wake-up");
+                sched_yield();
+        }
 }
 
 /* Settles a waiting's writes as one leader would: every bit, then one wake-up. */
@@ -124,6 +168,8 @@ static void one_wakeup_per_batch(void **state)
                 assert_int_equal(pthread_join(thread[i], NULL), 0);
                 assert_true(w[i].result);
         }
+        /* once it saw the wake-up that named it and sleeps again, it has not returned */
+        wait_asleep_again(&w[3]);
         assert_false(atomic_load(&w[3].returned));
         writer_wake(&wake, settle_all(&w[3]));
         assert_int_equal(pthread_join(thread[3], NULL), 0);
@@ -148,14 +194,6 @@ struct relay {
         _Atomic(struct writer_wait *) posted;
         _Atomic(atomic_bool *) posted_done;
 };
-
-static time_t now_s(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return ts.tv_sec;
-}
 
 /* Settles each round's write as the writer posts it; NULL, or a message when one never came. */
 static void *settler_main(void *arg)
