@@ -66,8 +66,9 @@ static int flush(struct walbuf_file *w)
 
 /* Writes out the WAL's buffer of the database file db before other connections may see its
  * frames. A barrier and an unlock cannot fail (SQLite ignores their result), so an error is kept
- * on the WAL's handle and its next write or sync returns it: the transaction fails there, as it
- * would have at the write. */
+ * on the WAL's handle and its every write and sync returns it from then on: frames the wal-index
+ * may already name are not in the file, so the connection writes nothing more (only without
+ * synchronous=FULL: under FULL the commit's sync wrote them and returned any error). */
 static void shm_flush_wal(struct walbuf_file *db)
 {
         struct walbuf_file *wal = db->peer;

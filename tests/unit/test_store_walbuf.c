@@ -9,11 +9,14 @@
  * connection still sees every committed frame in the file, and checkpoints them.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -241,6 +244,35 @@ static void rolled_back_spill(void **state)
         assert_int_equal(count_reopened(first, t->path), 4);
 }
 
+/* A write-out at the barrier that fails (the WAL may not grow: RLIMIT_FSIZE at its size) cannot
+ * fail the commit that SQLite publishes there; the connection's next write returns the error. */
+static void failed_write_out_poisons_the_wal(void **state)
+{
+        struct tmpdir *t = *state;
+        sqlite3 *db = open_uri(t->path, "");
+        char wal[128];
+        struct rlimit saved, limit;
+        struct stat st;
+        int rc;
+
+        exec(db, "PRAGMA synchronous = NORMAL");
+        exec(db, "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)");
+        snprintf(wal, sizeof(wal), "%s-wal", t->path);
+        assert_int_equal(stat(wal, &st), 0);
+        assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+        limit = (struct rlimit){.rlim_cur = (rlim_t)st.st_size, .rlim_max = saved.rlim_max};
+        signal(SIGXFSZ, SIG_IGN);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &limit), 0);
+        insert_rows(db, 0, 2); /* NORMAL: no sync; the frames go out at the barrier, and fail */
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+        signal(SIGXFSZ, SIG_DFL);
+        rc = sqlite3_exec(db, "INSERT INTO t VALUES (100, 'x')", NULL, NULL, NULL);
+        assert_int_not_equal(rc, SQLITE_OK);
+        rc = sqlite3_exec(db, "INSERT INTO t VALUES (101, 'x')", NULL, NULL, NULL);
+        assert_int_not_equal(rc, SQLITE_OK);
+        sqlite3_close(db);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -251,6 +283,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(synchronous_off, setup, teardown),
             cmocka_unit_test_setup_teardown(padding_after_sync, setup, teardown),
             cmocka_unit_test_setup_teardown(rolled_back_spill, setup, teardown),
+            cmocka_unit_test_setup_teardown(failed_write_out_poisons_the_wal, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
