@@ -167,6 +167,10 @@ void cgroup_warmer_want(struct cgroup_warmer *w, const char *group, bool pinned)
  * in the blank levels and its apply writes the pinning, and a check-then-write here, in another
  * process, could write the parent's CPUs over that pinning (review31 M2). -errno with err. */
 int cgroup_v1_make_cpuset(struct xp_cgroup *cg, struct xp_error *err);
+/* cgroup_v1.c: whether xp_cgroup_create() itself fills in a new group's cpuset files (v1 with
+ * cpuset the only hierarchy mounted, so every group gets its cpuset at once): the warmer then makes
+ * no group, for the same reason as above. */
+bool cgroup_v1_create_writes_cpuset(const struct xp_cgroup_root *root);
 /* A start that was asked for has reported back (its shim's moves are made). */
 void cgroup_warmer_done(struct cgroup_warmer *w);
 /* Ends and frees the thread (NULL: nothing), after the move it runs. */

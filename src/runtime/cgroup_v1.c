@@ -121,6 +121,16 @@ static int v1_create(struct xp_cgroup *cg, struct xp_error *err)
         return 0;
 }
 
+bool cgroup_v1_create_writes_cpuset(const struct xp_cgroup_root *root)
+{
+        if (root->mode != XP_CGROUP_V1 || !root->v1_mounts[CGROUP_CPUSET])
+                return false;
+        for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++)
+                if (c != CGROUP_CPUSET && root->v1_mounts[c])
+                        return false;
+        return true;
+}
+
 int cgroup_v1_make_cpuset(struct xp_cgroup *cg, struct xp_error *err)
 {
         if (cg->root->mode != XP_CGROUP_V1 || !mount_of(cg, CGROUP_CPUSET) || !cpuset_on_demand(cg))

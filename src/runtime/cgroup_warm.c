@@ -202,7 +202,8 @@ static void free_groups(char **groups, size_t n)
  * move's end (2.5-8 ms of an idle start, stop 41). Made here first, the shim's mkdirs find them
  * (EEXIST, decided before the cgroup code) and its moves come after the wait. Unlocked; what fails
  * is left to the shim, which makes them as before. A pinned group's cpuset directories are only
- * made: their cpus and mems are the shim's to fill in and pin (cgroup_v1_make_cpuset()).
+ * made: their cpus and mems are the shim's to fill in and pin (cgroup_v1_make_cpuset()). Where
+ * cpuset is v1's only hierarchy, making a group writes its cpuset files, so none is made here.
  */
 static void make_groups(struct cgroup_warmer *w)
 {
@@ -216,7 +217,7 @@ static void make_groups(struct cgroup_warmer *w)
         n = w->n_groups;
         w->n_groups = 0;
         pthread_mutex_unlock(&w->lock);
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n && !cgroup_v1_create_writes_cpuset(w->root); i++) {
                 struct xp_cgroup *cg = NULL;
 
                 if (xp_cgroup_create(w->root, groups[i], &cg, NULL) < 0)

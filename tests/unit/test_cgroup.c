@@ -467,6 +467,30 @@ static void v1_warm_make_cpuset_writes_nothing(void **state)
         assert_false(exists(f, V1_CG "/cpuset/xpool/uid2/cpuset.cpus"));
 }
 
+/* Where cpuset is v1's only hierarchy, a group's create writes its cpuset files (the group gets its
+ * cpuset at once), so the warming thread must make no group there (review31 M2): it is told so. */
+static void v1_create_writes_cpuset_only_alone(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_cgroup_root *root;
+
+        v1_tree(f, "g");
+        root = open_root(f, XP_CGROUP_V1);
+        assert_false(cgroup_v1_create_writes_cpuset(root));
+        xp_cgroup_root_free(root);
+        put(f,
+            "proc/self/mountinfo",
+            "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+            "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n");
+        root = open_root(f, XP_CGROUP_V1);
+        assert_true(cgroup_v1_create_writes_cpuset(root));
+        xp_cgroup_root_free(root);
+        v2_tree(f, "cpuset cpu memory pids", "g");
+        root = open_root(f, XP_CGROUP_V2);
+        assert_false(cgroup_v1_create_writes_cpuset(root));
+        xp_cgroup_root_free(root);
+}
+
 static void v1_apply_errors(void **state)
 {
         struct fixture *f = *state;
@@ -1253,6 +1277,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(paths, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_create_apply, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_warm_make_cpuset_writes_nothing, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_create_writes_cpuset_only_alone, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_apply_errors, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_missing_controller, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_unpinned_no_cpuset, setup, teardown),
