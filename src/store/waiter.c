@@ -143,20 +143,25 @@ void xp_store_waiter_wake(struct xp_store_waiter *w)
 int xp_store_waiter_wait(struct xp_store_waiter *w, const uint64_t *since, int timeout_ms)
 {
         struct timespec deadline;
+        unsigned int seen;
+        int r;
 
         if (timeout_ms > 0)
                 store_deadline(timeout_ms, &deadline);
         for (;;) {
-                unsigned int seen = xp_wake_word_prepare(&w->word);
-
-                if (atomic_exchange(&w->woken, false) || news(w, since))
-                        return 1;
-                if (timeout_ms == 0)
-                        return 0;
+                seen = xp_wake_word_prepare(&w->word);
+                r = atomic_exchange(&w->woken, false) || news(w, since);
+                if (r || timeout_ms == 0)
+                        break;
                 if (xp_wake_word_wait(&w->word, seen, timeout_ms > 0 ? &deadline : NULL) ==
-                    -ETIMEDOUT)
-                        return atomic_exchange(&w->woken, false) || news(w, since);
+                    -ETIMEDOUT) {
+                        r = atomic_exchange(&w->woken, false) || news(w, since);
+                        break;
+                }
         }
+        /* awake (one thread waits on a waiter): the leaders' next bumps need no system call */
+        xp_wake_word_cancel(&w->word, seen);
+        return r;
 }
 
 size_t xp_store_waiters(struct xp_store *store)

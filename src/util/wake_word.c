@@ -21,6 +21,11 @@ unsigned int xp_wake_word_prepare(atomic_uint *word)
         return atomic_fetch_or(word, SLEEPER) | SLEEPER;
 }
 
+void xp_wake_word_cancel(atomic_uint *word, unsigned int seen)
+{
+        (void)atomic_compare_exchange_strong(word, &seen, seen & ~SLEEPER);
+}
+
 int xp_wake_word_wait(atomic_uint *word, unsigned int seen, const struct timespec *deadline)
 {
         /* FUTEX_WAIT_BITSET takes an absolute deadline, on CLOCK_MONOTONIC without

@@ -20,6 +20,13 @@
 unsigned int xp_wake_word_prepare(atomic_uint *word);
 
 /*
+ * Takes back the mark of a waiter that will not sleep (its condition held, or its wait timed
+ * out), so that the next bump makes no system call for it (a bump since made its own). Only for
+ * a word one thread at a time waits on: it would take back another sleeper's mark as well.
+ */
+void xp_wake_word_cancel(atomic_uint *word, unsigned int seen);
+
+/*
  * Sleeps while *word == seen, until a wake-up or the CLOCK_MONOTONIC deadline (NULL: none).
  * -ETIMEDOUT once the deadline passed, else 0 (woken, the word changed, a signal).
  */
