@@ -14,6 +14,7 @@
 #include "xpool/log_limit.h"
 #include "xpool/map.h"
 #include "xpool/timeutil.h"
+#include "xpool/wake_word.h"
 
 struct xp_controller {
         const struct xp_controller_ops *ops;
@@ -21,8 +22,7 @@ struct xp_controller {
         void *userdata;
         pthread_t thread;
         atomic_bool stop;
-        pthread_mutex_t lock;   /* with stopped: a rest ends at the stop */
-        pthread_cond_t stopped; /* CLOCK_MONOTONIC */
+        atomic_uint stopped; /* bumped at the stop: a rest sleeps on it (xpool/wake_word.h) */
 };
 
 static int clamp_ms(int64_t ms)
@@ -49,8 +49,12 @@ static void wait_news(struct xp_controller *c, int ms)
         }
 }
 
-/* A plain sleep that a stop ends: waiting on the store would wake at once while it has news that
- * cannot be read, or before the news of a settling controller has gathered. */
+/*
+ * A plain sleep that a stop ends: waiting on the store would wake at once while it has news that
+ * cannot be read, or before the news of a settling controller has gathered. On a word, not a
+ * condition variable: glibc's condition wait retakes its mutex marked contended, so each rest
+ * made a second futex call at its unlock, with no one to wake (docs/store.md "Locks").
+ */
 static void rest(struct xp_controller *c, int ms)
 {
         struct timespec deadline;
@@ -58,11 +62,13 @@ static void rest(struct xp_controller *c, int ms)
         if (ms <= 0)
                 return;
         deadline = xp_monotonic_deadline(ms);
-        pthread_mutex_lock(&c->lock);
-        while (!atomic_load(&c->stop) &&
-               pthread_cond_timedwait(&c->stopped, &c->lock, &deadline) != ETIMEDOUT)
-                ;
-        pthread_mutex_unlock(&c->lock);
+        for (;;) {
+                unsigned int seen = xp_wake_word_prepare(&c->stopped);
+
+                if (atomic_load(&c->stop) ||
+                    xp_wake_word_wait(&c->stopped, seen, &deadline) == -ETIMEDOUT)
+                        return;
+        }
 }
 
 int xp_controller_settle_ms(int64_t settle_ms, int work_ms)
@@ -135,13 +141,6 @@ static void *controller_main(void *userdata)
         return NULL;
 }
 
-static void controller_free(struct xp_controller *c)
-{
-        pthread_cond_destroy(&c->stopped);
-        pthread_mutex_destroy(&c->lock);
-        free(c);
-}
-
 int xp_controller_start(const struct xp_controller_ops *ops,
                         struct xp_informer *informer,
                         void *userdata,
@@ -154,11 +153,9 @@ int xp_controller_start(const struct xp_controller_ops *ops,
         if (!c)
                 return -ENOMEM;
         *c = (struct xp_controller){.ops = ops, .informer = informer, .userdata = userdata};
-        pthread_mutex_init(&c->lock, NULL);
-        xp_cond_init_monotonic(&c->stopped);
         r = -pthread_create(&c->thread, NULL, controller_main, c);
         if (r < 0) {
-                controller_free(c);
+                free(c);
                 return xp_errorf(err, r, "cannot start the %s thread", ops->name);
         }
         *ret = c;
@@ -169,10 +166,8 @@ void xp_controller_stop(struct xp_controller *c)
 {
         if (!c)
                 return;
-        pthread_mutex_lock(&c->lock);
         atomic_store(&c->stop, true);
-        pthread_cond_signal(&c->stopped);
-        pthread_mutex_unlock(&c->lock);
+        xp_wake_word_bump(&c->stopped);
         /* a sleeping loop would otherwise see the stop only at its slice's end: the server's
          * dozen controllers stopped one after another added up to a second or more */
         xp_informer_wake(c->informer);
@@ -182,7 +177,7 @@ void xp_controller_stop(struct xp_controller *c)
                  "stop: %s: its loop ended %lld ms after the stop",
                  c->ops->name,
                  (long long)(xp_monotonic_ms() - asked_ms));
-        controller_free(c);
+        free(c);
 }
 
 bool xp_controller_stopping(const struct xp_controller *c)

@@ -470,7 +470,8 @@ int xp_store_waiter_new(struct xp_store *store,
 /*
  * Blocks until a write of kinds[i] newer than since[i] happens (returns at once when one already
  * has), xp_store_waiter_wake() is called (or was, since the last wait), or timeout_ms passes (-1:
- * no limit). Returns 1 for news, 0 on timeout. One thread waits on a waiter at a time.
+ * no limit). Returns 1 for news, 0 on timeout. One thread waits on a waiter at a time. Takes no
+ * lock of the store's (the kinds' write marks tell the news): take it only to read the rows.
  */
 int xp_store_waiter_wait(struct xp_store_waiter *w, const uint64_t *since, int timeout_ms);
 /* Ends the waiter's wait, or the next one at once: news of another kind (any thread). */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Words to sleep on (xpool/wake_word.h): Linux futexes, process-private. Bit 0 says that a
+ * waiter marked itself since the last bump; the other bits count bumps. The bump and the mark are
+ * read-modify-writes of the one word, so one of them comes first: a bump that finds no mark is
+ * seen by the waiter's later condition check (the mark reads the bump's value), and a bump that
+ * finds it wakes, or changes the word under a waiter about to sleep, which then does not.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "xpool/wake_word.h"
+
+#define SLEEPER 1u
+
+unsigned int xp_wake_word_prepare(atomic_uint *word)
+{
+        return atomic_fetch_or(word, SLEEPER) | SLEEPER;
+}
+
+void xp_wake_word_cancel(atomic_uint *word, unsigned int seen)
+{
+        (void)atomic_compare_exchange_strong(word, &seen, seen & ~SLEEPER);
+}
+
+int xp_wake_word_wait(atomic_uint *word, unsigned int seen, const struct timespec *deadline)
+{
+        /* FUTEX_WAIT_BITSET takes an absolute deadline, on CLOCK_MONOTONIC without
+         * FUTEX_CLOCK_REALTIME: a retry after a signal does not stretch the wait */
+        long r = syscall(SYS_futex,
+                         word,
+                         FUTEX_WAIT_BITSET_PRIVATE,
+                         seen,
+                         deadline,
+                         NULL,
+                         FUTEX_BITSET_MATCH_ANY);
+
+        return r < 0 && errno == ETIMEDOUT ? -ETIMEDOUT : 0;
+}
+
+void xp_wake_word_bump(atomic_uint *word)
+{
+        unsigned int old = atomic_load(word);
+
+        while (!atomic_compare_exchange_weak(word, &old, (old + 2) & ~SLEEPER))
+                ;
+        if (old & SLEEPER)
+                (void)syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
