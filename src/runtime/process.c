@@ -31,6 +31,7 @@
 #include "contain_internal.h"
 #include "oci_internal.h"
 #include "runtime_internal.h"
+#include "speccache.h"
 #include "xpool/attach.h"
 #include "xpool/cdi.h"
 #include "xpool/fileio.h"
@@ -68,6 +69,7 @@ struct xp_runtime {
         pthread_mutex_t lock;
         char **starting; /* "uid/container" of starts in progress, under lock */
         size_t n_starting;
+        struct speccache specs; /* under lock */
 };
 
 /* ---- small helpers ----------------------------------------------------------------------------
@@ -174,18 +176,12 @@ int runtime_write_json(
         return 0;
 }
 
-json_t *runtime_read_json(const char *path, json_error_t *jerr)
+static json_t *read_json_fd(int fd, json_error_t *jerr)
 {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         _cleanup_free_ char *text = NULL;
         size_t size = 0;
         int r;
 
-        if (fd < 0) {
-                if (jerr)
-                        snprintf(jerr->text, sizeof(jerr->text), "%s", strerror(errno));
-                return NULL;
-        }
         r = xp_read_fd_all(fd, RUNTIME_STATE_FILE_MAX, &text, &size);
         if (r < 0) {
                 if (jerr)
@@ -193,6 +189,18 @@ json_t *runtime_read_json(const char *path, json_error_t *jerr)
                 return NULL;
         }
         return json_loadb(text, size, 0, jerr);
+}
+
+json_t *runtime_read_json(const char *path, json_error_t *jerr)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0) {
+                if (jerr)
+                        snprintf(jerr->text, sizeof(jerr->text), "%s", strerror(errno));
+                return NULL;
+        }
+        return read_json_fd(fd, jerr);
 }
 
 static json_t *read_json(const char *dir, const char *name)
@@ -293,6 +301,32 @@ static void cinfo_load(const char *dir, struct cinfo *c)
 {
         *c = (struct cinfo){0};
         c->spec = read_json(dir, RUNTIME_SPEC_FILE);
+        if (c->spec)
+                cinfo_load_state(dir, c);
+}
+
+/*
+ * cinfo_load() for the readers of the spec's kept keys alone (speccache.c: a listing, a removal):
+ * those of the file as it is, parsed once. Under lock.
+ */
+static void cinfo_load_kept(struct speccache *specs, const char *dir, struct cinfo *c)
+{
+        char path[PATH_MAX];
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        *c = (struct cinfo){0};
+        if (snprintf(path, sizeof(path), "%s/" RUNTIME_SPEC_FILE, dir) >= (int)sizeof(path))
+                return;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return;
+        c->spec = speccache_get(specs, dir, &st);
+        if (!c->spec) {
+                c->spec = read_json_fd(fd, NULL);
+                if (c->spec)
+                        speccache_put(specs, dir, &st, c->spec);
+        }
         if (c->spec)
                 cinfo_load_state(dir, c);
 }
@@ -617,6 +651,7 @@ void xp_runtime_free(struct xp_runtime *rt)
         for (size_t i = 0; i < rt->n_filters; i++)
                 close(rt->filters[i].fd);
         free(rt->starting);
+        speccache_done(&rt->specs);
         free(rt->state_dir);
         free(rt->log_dir);
         free(rt->events_dir);
@@ -1340,10 +1375,8 @@ static void forget_oci(const char *dir, const json_t *spec)
  * Removes the files of a container's state directory, then the directory and its pod's. spec:
  * the container's spec as read (a remove has it: one parse of it fewer), or NULL.
  */
-static void remove_state(const struct xp_runtime *rt,
-                         const char *uid,
-                         const char *container,
-                         const json_t *spec)
+static void
+remove_state(struct xp_runtime *rt, const char *uid, const char *container, const json_t *spec)
 {
         /* the attach socket too: a shim killed before it could unlink it leaves it, which kept
          * the directory, and with it the pod's cgroup, after the pod was gone */
@@ -1354,6 +1387,7 @@ static void remove_state(const struct xp_runtime *rt,
 
         if (container_dir(rt, uid, container, dir) < 0)
                 return;
+        speccache_forget(&rt->specs, dir);
         forget_oci(dir, spec);
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd >= 0) {
@@ -1703,6 +1737,10 @@ static int start(struct xp_runtime *rt,
         r = runtime_write_json(dir, RUNTIME_SPEC_FILE, text, false, err);
         if (r < 0)
                 return r;
+        /* after the write: a listing meanwhile kept the new file's, not a reused inode's */
+        pthread_mutex_lock(&rt->lock);
+        speccache_forget(&rt->specs, dir);
+        pthread_mutex_unlock(&rt->lock);
         r = spawn_shim(rt, dir, lock, filter_of(rt, l), reply, sizeof(reply), err);
         if (r < 0)
                 return xp_error_prefix(err, r, "container %s/%s", l->pod_uid, l->container);
@@ -1911,7 +1949,12 @@ static int list_pod(struct xp_runtime *rt,
 
                 if (e->d_name[0] == '.' || container_dir(rt, uid, e->d_name, dir) < 0)
                         continue;
-                cinfo_load(dir, &c);
+                cinfo_load_kept(&rt->specs, dir, &c);
+                /* the rare states read the whole spec, as their settling may */
+                if (c.state == CSTATE_STARTING || c.state == CSTATE_LOST) {
+                        cinfo_done(&c);
+                        cinfo_load(dir, &c);
+                }
                 if (c.state == CSTATE_NONE || (c.state == CSTATE_STARTING &&
                                                (is_starting(rt, uid, e->d_name) ||
                                                 !list_interrupted(rt, uid, e->d_name, dir, &c)))) {
@@ -2138,7 +2181,7 @@ int xp_runtime_remove(struct xp_runtime *rt,
                 return xp_errorf(
                     err, -EINVAL, "remove: '%s/%s' is not a container", uid, container);
         pthread_mutex_lock(&rt->lock);
-        cinfo_load(dir, &c);
+        cinfo_load_kept(&rt->specs, dir, &c);
         if (c.state == CSTATE_NONE)
                 r = xp_errorf(err, -ENOENT, "remove %s/%s: no such container", uid, container);
         else if (c.state != CSTATE_EXITED || is_starting(rt, uid, container))
