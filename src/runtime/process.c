@@ -1265,19 +1265,18 @@ static json_t *cgroup_v1_others_json(const struct xp_runtime *rt)
         return a;
 }
 
-static char *spec_text(struct xp_runtime *rt,
-                       const struct xp_container_launch *l,
-                       const struct xp_cgroup_limits *lim,
-                       const char *log_dir,
-                       json_t *oci,
-                       char *const *sources,
-                       const char *ipc)
+static json_t *spec_json(struct xp_runtime *rt,
+                         const struct xp_container_launch *l,
+                         const struct xp_cgroup_limits *lim,
+                         const char *log_dir,
+                         json_t *oci,
+                         char *const *sources,
+                         const char *ipc)
 {
         json_t *limits = lim ? limits_json(lim) : json_null();
         json_t *argv = contain_strings_json((const char *const *)l->argv);
         json_t *env = contain_strings_json((const char *const *)l->env), *o;
         json_t *contain = contain_json(rt, l, sources, ipc);
-        char *text;
 
         if (!limits || !argv || !env || !contain) {
                 json_decref(limits);
@@ -1352,9 +1351,7 @@ static char *spec_text(struct xp_runtime *rt,
                 json_decref(o);
                 return NULL;
         }
-        text = json_dumps(o, JSON_COMPACT);
-        json_decref(o);
-        return text;
+        return o;
 }
 
 /* What an OCI container of the spec in dir left (its runtime's state, its bundle; a bundle
@@ -1403,12 +1400,12 @@ remove_state(struct xp_runtime *rt, const char *uid, const char *container, cons
         rmdir(path); /* fails while other containers of the pod have state */
 }
 
-/* An OCI container's spec.json text: its bundle prepared, the limits with its CDI devices. */
-static int oci_text(struct xp_runtime *rt,
+/* An OCI container's spec.json: its bundle prepared, the limits with its CDI devices. */
+static int oci_spec(struct xp_runtime *rt,
                     const struct xp_container_launch *l,
                     const char *dir,
                     const char *log_dir,
-                    char **ret,
+                    json_t **ret,
                     struct xp_error *err)
 {
         struct oci_runtime_view v = {
@@ -1434,16 +1431,16 @@ static int oci_text(struct xp_runtime *rt,
         r = oci_start_prepare(&v, l, &c, dir, &oci, &limits, &devices, err);
         if (r < 0)
                 return r;
-        *ret = spec_text(rt, l, l->limits ? &limits : NULL, log_dir, oci, NULL, NULL);
+        *ret = spec_json(rt, l, l->limits ? &limits : NULL, log_dir, oci, NULL, NULL);
         return *ret ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
 }
 
 /* A process container's spec.json: its pod's emptyDirs made, its volumes' node paths checked
  * (a hostPath's type, its allowed prefix) as an image pod's are (oci_pod.c). */
-static int process_text(struct xp_runtime *rt,
+static int process_spec(struct xp_runtime *rt,
                         const struct xp_container_launch *l,
                         const char *log_dir,
-                        char **ret,
+                        json_t **ret,
                         struct xp_error *err)
 {
         _cleanup_free_ char *pod_dir = NULL, *ipc = NULL;
@@ -1469,7 +1466,7 @@ static int process_text(struct xp_runtime *rt,
                 if (r < 0)
                         return r;
         }
-        *ret = spec_text(rt, l, l->limits, log_dir, NULL, sources, ipc);
+        *ret = spec_json(rt, l, l->limits, log_dir, NULL, sources, ipc);
         oci_sources_free(sources, l->n_mounts);
         return *ret ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
 }
@@ -1668,6 +1665,32 @@ static int shim_answer(const struct xp_runtime *rt,
                          rt->shim_exe);
 }
 
+/* Writes the container's spec.json, and keeps what the runtime reads of it again (its exit's
+ * listing, its removal) as read from the file just written. */
+static int
+write_spec(struct xp_runtime *rt, const char *dir, const json_t *spec, struct xp_error *err)
+{
+        _cleanup_free_ char *text = json_dumps(spec, JSON_COMPACT);
+        char path[PATH_MAX + 32];
+        struct stat st;
+        int r;
+
+        if (!text)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        r = runtime_write_json(dir, RUNTIME_SPEC_FILE, text, false, err);
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof(path), "%s/" RUNTIME_SPEC_FILE, dir);
+        /* after the write: a listing meanwhile kept the new file's, not a reused inode's */
+        pthread_mutex_lock(&rt->lock);
+        if (stat(path, &st) == 0)
+                speccache_put(&rt->specs, dir, &st, spec);
+        else
+                speccache_forget(&rt->specs, dir);
+        pthread_mutex_unlock(&rt->lock);
+        return 0;
+}
+
 /* ret_c: what the shim recorded (its pid, for the caller's watch), the caller's to free */
 static int start(struct xp_runtime *rt,
                  const struct xp_container_launch *l,
@@ -1676,7 +1699,8 @@ static int start(struct xp_runtime *rt,
                  struct cinfo *ret_c,
                  struct xp_error *err)
 {
-        _cleanup_free_ char *log_dir = NULL, *text = NULL;
+        _cleanup_free_ char *log_dir = NULL;
+        json_auto_t *spec = NULL;
         _cleanup_close_ int lock = -1;
         bool fresh = true;
         char reply[RUNTIME_NOTIFY_MAX + 1], path[PATH_MAX + 32];
@@ -1730,17 +1754,13 @@ static int start(struct xp_runtime *rt,
         /* an earlier attempt's runtime state, should its shim be lost */
         if (!fresh)
                 forget_oci(dir, NULL);
-        r = l->oci ? oci_text(rt, l, dir, log_dir, &text, err)
-                   : process_text(rt, l, log_dir, &text, err);
+        r = l->oci ? oci_spec(rt, l, dir, log_dir, &spec, err)
+                   : process_spec(rt, l, log_dir, &spec, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "container %s/%s", l->pod_uid, l->container);
-        r = runtime_write_json(dir, RUNTIME_SPEC_FILE, text, false, err);
+        r = write_spec(rt, dir, spec, err);
         if (r < 0)
                 return r;
-        /* after the write: a listing meanwhile kept the new file's, not a reused inode's */
-        pthread_mutex_lock(&rt->lock);
-        speccache_forget(&rt->specs, dir);
-        pthread_mutex_unlock(&rt->lock);
         r = spawn_shim(rt, dir, lock, filter_of(rt, l), reply, sizeof(reply), err);
         if (r < 0)
                 return xp_error_prefix(err, r, "container %s/%s", l->pod_uid, l->container);
