@@ -836,8 +836,11 @@ static void release_image(struct loop *l, const struct podstate *st, const char 
 
 static struct xp_agent_pull_pod pull_pod(const struct podstate *st)
 {
-        return (struct xp_agent_pull_pod){
-            .uid = st->uid, .namespace = st->namespace, .name = st->name, .json = st->json};
+        return (struct xp_agent_pull_pod){.uid = st->uid,
+                                          .namespace = st->namespace,
+                                          .name = st->name,
+                                          .json = st->json,
+                                          .decoded = st->pod};
 }
 
 /* The pull step before a start (pull.c): 1 to start, 0 when the container waits for its image
