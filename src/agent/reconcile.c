@@ -1147,6 +1147,10 @@ static void sync_pod(struct loop *l, struct podstate *st)
                 starts = false;
                 for (size_t i = 0; i < res.n_actions; i++)
                         starts |= res.actions[i].kind == XP_PODSYNC_START;
+                /* the Events of the starts that came back go before what this round does (the
+                 * next start's Pulled); a status put goes before them (put_status()) */
+                if (!res.status || st->gone || starts)
+                        announce_starts(l, st);
                 if (starts && net.state != XP_AGENT_NET_READY) {
                         hold_starts(l, st, &res);
                         xp_podsync_result_clear(&res);
