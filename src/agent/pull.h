@@ -47,7 +47,8 @@ bool xp_agent_pull_needed(const struct xp_container *c);
 /* The pod a gate is asked about. */
 struct xp_agent_pull_pod {
         const char *uid, *namespace, *name;
-        const json_t *json; /* spec.imagePullSecrets is read from it */
+        const json_t *json;           /* spec.imagePullSecrets is read from it */
+        const struct xp_pod *decoded; /* json decoded (the reconcile loop's), NULL: not at hand */
 };
 
 /*

@@ -31,6 +31,7 @@
 #include "contain_internal.h"
 #include "oci_internal.h"
 #include "runtime_internal.h"
+#include "speccache.h"
 #include "xpool/attach.h"
 #include "xpool/cdi.h"
 #include "xpool/fileio.h"
@@ -68,6 +69,7 @@ struct xp_runtime {
         pthread_mutex_t lock;
         char **starting; /* "uid/container" of starts in progress, under lock */
         size_t n_starting;
+        struct speccache specs; /* under lock */
 };
 
 /* ---- small helpers ----------------------------------------------------------------------------
@@ -174,18 +176,12 @@ int runtime_write_json(
         return 0;
 }
 
-json_t *runtime_read_json(const char *path, json_error_t *jerr)
+static json_t *read_json_fd(int fd, json_error_t *jerr)
 {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         _cleanup_free_ char *text = NULL;
         size_t size = 0;
         int r;
 
-        if (fd < 0) {
-                if (jerr)
-                        snprintf(jerr->text, sizeof(jerr->text), "%s", strerror(errno));
-                return NULL;
-        }
         r = xp_read_fd_all(fd, RUNTIME_STATE_FILE_MAX, &text, &size);
         if (r < 0) {
                 if (jerr)
@@ -193,6 +189,18 @@ json_t *runtime_read_json(const char *path, json_error_t *jerr)
                 return NULL;
         }
         return json_loadb(text, size, 0, jerr);
+}
+
+json_t *runtime_read_json(const char *path, json_error_t *jerr)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0) {
+                if (jerr)
+                        snprintf(jerr->text, sizeof(jerr->text), "%s", strerror(errno));
+                return NULL;
+        }
+        return read_json_fd(fd, jerr);
 }
 
 static json_t *read_json(const char *dir, const char *name)
@@ -293,6 +301,32 @@ static void cinfo_load(const char *dir, struct cinfo *c)
 {
         *c = (struct cinfo){0};
         c->spec = read_json(dir, RUNTIME_SPEC_FILE);
+        if (c->spec)
+                cinfo_load_state(dir, c);
+}
+
+/*
+ * cinfo_load() for the readers of the spec's kept keys alone (speccache.c: a listing, a removal):
+ * those of the file as it is, parsed once. Under lock.
+ */
+static void cinfo_load_kept(struct speccache *specs, const char *dir, struct cinfo *c)
+{
+        char path[PATH_MAX];
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        *c = (struct cinfo){0};
+        if (snprintf(path, sizeof(path), "%s/" RUNTIME_SPEC_FILE, dir) >= (int)sizeof(path))
+                return;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return;
+        c->spec = speccache_get(specs, dir, &st);
+        if (!c->spec) {
+                c->spec = read_json_fd(fd, NULL);
+                if (c->spec)
+                        speccache_put(specs, dir, &st, c->spec);
+        }
         if (c->spec)
                 cinfo_load_state(dir, c);
 }
@@ -617,6 +651,7 @@ void xp_runtime_free(struct xp_runtime *rt)
         for (size_t i = 0; i < rt->n_filters; i++)
                 close(rt->filters[i].fd);
         free(rt->starting);
+        speccache_done(&rt->specs);
         free(rt->state_dir);
         free(rt->log_dir);
         free(rt->events_dir);
@@ -1230,19 +1265,18 @@ static json_t *cgroup_v1_others_json(const struct xp_runtime *rt)
         return a;
 }
 
-static char *spec_text(struct xp_runtime *rt,
-                       const struct xp_container_launch *l,
-                       const struct xp_cgroup_limits *lim,
-                       const char *log_dir,
-                       json_t *oci,
-                       char *const *sources,
-                       const char *ipc)
+static json_t *spec_json(struct xp_runtime *rt,
+                         const struct xp_container_launch *l,
+                         const struct xp_cgroup_limits *lim,
+                         const char *log_dir,
+                         json_t *oci,
+                         char *const *sources,
+                         const char *ipc)
 {
         json_t *limits = lim ? limits_json(lim) : json_null();
         json_t *argv = contain_strings_json((const char *const *)l->argv);
         json_t *env = contain_strings_json((const char *const *)l->env), *o;
         json_t *contain = contain_json(rt, l, sources, ipc);
-        char *text;
 
         if (!limits || !argv || !env || !contain) {
                 json_decref(limits);
@@ -1317,9 +1351,7 @@ static char *spec_text(struct xp_runtime *rt,
                 json_decref(o);
                 return NULL;
         }
-        text = json_dumps(o, JSON_COMPACT);
-        json_decref(o);
-        return text;
+        return o;
 }
 
 /* What an OCI container of the spec in dir left (its runtime's state, its bundle; a bundle
@@ -1340,10 +1372,8 @@ static void forget_oci(const char *dir, const json_t *spec)
  * Removes the files of a container's state directory, then the directory and its pod's. spec:
  * the container's spec as read (a remove has it: one parse of it fewer), or NULL.
  */
-static void remove_state(const struct xp_runtime *rt,
-                         const char *uid,
-                         const char *container,
-                         const json_t *spec)
+static void
+remove_state(struct xp_runtime *rt, const char *uid, const char *container, const json_t *spec)
 {
         /* the attach socket too: a shim killed before it could unlink it leaves it, which kept
          * the directory, and with it the pod's cgroup, after the pod was gone */
@@ -1354,6 +1384,7 @@ static void remove_state(const struct xp_runtime *rt,
 
         if (container_dir(rt, uid, container, dir) < 0)
                 return;
+        speccache_forget(&rt->specs, dir);
         forget_oci(dir, spec);
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd >= 0) {
@@ -1369,12 +1400,12 @@ static void remove_state(const struct xp_runtime *rt,
         rmdir(path); /* fails while other containers of the pod have state */
 }
 
-/* An OCI container's spec.json text: its bundle prepared, the limits with its CDI devices. */
-static int oci_text(struct xp_runtime *rt,
+/* An OCI container's spec.json: its bundle prepared, the limits with its CDI devices. */
+static int oci_spec(struct xp_runtime *rt,
                     const struct xp_container_launch *l,
                     const char *dir,
                     const char *log_dir,
-                    char **ret,
+                    json_t **ret,
                     struct xp_error *err)
 {
         struct oci_runtime_view v = {
@@ -1400,16 +1431,16 @@ static int oci_text(struct xp_runtime *rt,
         r = oci_start_prepare(&v, l, &c, dir, &oci, &limits, &devices, err);
         if (r < 0)
                 return r;
-        *ret = spec_text(rt, l, l->limits ? &limits : NULL, log_dir, oci, NULL, NULL);
+        *ret = spec_json(rt, l, l->limits ? &limits : NULL, log_dir, oci, NULL, NULL);
         return *ret ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
 }
 
 /* A process container's spec.json: its pod's emptyDirs made, its volumes' node paths checked
  * (a hostPath's type, its allowed prefix) as an image pod's are (oci_pod.c). */
-static int process_text(struct xp_runtime *rt,
+static int process_spec(struct xp_runtime *rt,
                         const struct xp_container_launch *l,
                         const char *log_dir,
-                        char **ret,
+                        json_t **ret,
                         struct xp_error *err)
 {
         _cleanup_free_ char *pod_dir = NULL, *ipc = NULL;
@@ -1435,7 +1466,7 @@ static int process_text(struct xp_runtime *rt,
                 if (r < 0)
                         return r;
         }
-        *ret = spec_text(rt, l, l->limits, log_dir, NULL, sources, ipc);
+        *ret = spec_json(rt, l, l->limits, log_dir, NULL, sources, ipc);
         oci_sources_free(sources, l->n_mounts);
         return *ret ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
 }
@@ -1634,6 +1665,32 @@ static int shim_answer(const struct xp_runtime *rt,
                          rt->shim_exe);
 }
 
+/* Writes the container's spec.json, and keeps what the runtime reads of it again (its exit's
+ * listing, its removal) as read from the file just written. */
+static int
+write_spec(struct xp_runtime *rt, const char *dir, const json_t *spec, struct xp_error *err)
+{
+        _cleanup_free_ char *text = json_dumps(spec, JSON_COMPACT);
+        char path[PATH_MAX + 32];
+        struct stat st;
+        int r;
+
+        if (!text)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        r = runtime_write_json(dir, RUNTIME_SPEC_FILE, text, false, err);
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof(path), "%s/" RUNTIME_SPEC_FILE, dir);
+        /* after the write: a listing meanwhile kept the new file's, not a reused inode's */
+        pthread_mutex_lock(&rt->lock);
+        if (stat(path, &st) == 0)
+                speccache_put(&rt->specs, dir, &st, spec);
+        else
+                speccache_forget(&rt->specs, dir);
+        pthread_mutex_unlock(&rt->lock);
+        return 0;
+}
+
 /* ret_c: what the shim recorded (its pid, for the caller's watch), the caller's to free */
 static int start(struct xp_runtime *rt,
                  const struct xp_container_launch *l,
@@ -1642,7 +1699,8 @@ static int start(struct xp_runtime *rt,
                  struct cinfo *ret_c,
                  struct xp_error *err)
 {
-        _cleanup_free_ char *log_dir = NULL, *text = NULL;
+        _cleanup_free_ char *log_dir = NULL;
+        json_auto_t *spec = NULL;
         _cleanup_close_ int lock = -1;
         bool fresh = true;
         char reply[RUNTIME_NOTIFY_MAX + 1], path[PATH_MAX + 32];
@@ -1696,11 +1754,11 @@ static int start(struct xp_runtime *rt,
         /* an earlier attempt's runtime state, should its shim be lost */
         if (!fresh)
                 forget_oci(dir, NULL);
-        r = l->oci ? oci_text(rt, l, dir, log_dir, &text, err)
-                   : process_text(rt, l, log_dir, &text, err);
+        r = l->oci ? oci_spec(rt, l, dir, log_dir, &spec, err)
+                   : process_spec(rt, l, log_dir, &spec, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "container %s/%s", l->pod_uid, l->container);
-        r = runtime_write_json(dir, RUNTIME_SPEC_FILE, text, false, err);
+        r = write_spec(rt, dir, spec, err);
         if (r < 0)
                 return r;
         r = spawn_shim(rt, dir, lock, filter_of(rt, l), reply, sizeof(reply), err);
@@ -1911,7 +1969,12 @@ static int list_pod(struct xp_runtime *rt,
 
                 if (e->d_name[0] == '.' || container_dir(rt, uid, e->d_name, dir) < 0)
                         continue;
-                cinfo_load(dir, &c);
+                cinfo_load_kept(&rt->specs, dir, &c);
+                /* the rare states read the whole spec, as their settling may */
+                if (c.state == CSTATE_STARTING || c.state == CSTATE_LOST) {
+                        cinfo_done(&c);
+                        cinfo_load(dir, &c);
+                }
                 if (c.state == CSTATE_NONE || (c.state == CSTATE_STARTING &&
                                                (is_starting(rt, uid, e->d_name) ||
                                                 !list_interrupted(rt, uid, e->d_name, dir, &c)))) {
@@ -2138,7 +2201,7 @@ int xp_runtime_remove(struct xp_runtime *rt,
                 return xp_errorf(
                     err, -EINVAL, "remove: '%s/%s' is not a container", uid, container);
         pthread_mutex_lock(&rt->lock);
-        cinfo_load(dir, &c);
+        cinfo_load_kept(&rt->specs, dir, &c);
         if (c.state == CSTATE_NONE)
                 r = xp_errorf(err, -ENOENT, "remove %s/%s: no such container", uid, container);
         else if (c.state != CSTATE_EXITED || is_starting(rt, uid, container))

@@ -288,6 +288,61 @@ static void exit_codes(void **state)
         xp_container_record_clear(&r);
 }
 
+/* The pod's one record once it is attempt's and exited (list_pod, 30 s at most). */
+static struct xp_container_record listed_exit(struct fixture *f, const char *uid, unsigned attempt)
+{
+        for (int i = 0; i < 600; i++) {
+                struct pollfd p = {.fd = xp_runtime_event_fd(f->rt), .events = POLLIN};
+                struct xp_container_record *v = NULL, r;
+                size_t n = 0;
+
+                assert_int_equal(xp_runtime_list_pod(f->rt, uid, &v, &n, NULL), 0);
+                assert_int_equal(n, 1);
+                r = v[0];
+                free(v);
+                if (r.exited && r.attempt == attempt)
+                        return r;
+                xp_container_record_clear(&r);
+                poll(&p, 1, 50);
+        }
+        fail_msg("attempt %u of %s did not exit", attempt, uid);
+        return (struct xp_container_record){0};
+}
+
+/* A listing keeps what it read of the spec (speccache.c): the next attempt's spec, written over
+ * it, is read anew, and a removal forgets it. */
+static void listing_follows_new_attempts(void **state)
+{
+        struct fixture *f = *state;
+        char *const ok[] = {"true", NULL}, *const three[] = {"sh", "-c", "exit 3", NULL};
+        struct xp_container_launch l = launch_of("uid-again", ok);
+        struct xp_container_record rec = {0}, r, *v = NULL;
+        size_t n = 1;
+
+        start_ok(f, &l, &rec);
+        xp_container_record_clear(&rec);
+        r = listed_exit(f, "uid-again", 0);
+        assert_int_equal(r.exit_code, 0);
+        xp_container_record_clear(&r);
+        r = listed_exit(f, "uid-again", 0); /* the kept keys: the same record */
+        assert_string_equal(r.pod_name, "pod");
+        assert_string_equal(r.container, cname);
+        xp_container_record_clear(&r);
+        l = launch_of("uid-again", three);
+        l.pod_name = "pod-renamed"; /* what only the new spec says */
+        l.attempt = 1;
+        start_ok(f, &l, &rec);
+        xp_container_record_clear(&rec);
+        r = listed_exit(f, "uid-again", 1);
+        assert_int_equal(r.exit_code, 3);
+        assert_string_equal(r.pod_name, "pod-renamed");
+        xp_container_record_clear(&r);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-again", cname, NULL), 0);
+        assert_int_equal(xp_runtime_list_pod(f->rt, "uid-again", &v, &n, NULL), 0);
+        assert_int_equal(n, 0);
+        xp_container_records_free(v, n);
+}
+
 /* take_exits names each pod whose container exited, once; list_pod reads just that pod. */
 /* The pods the event fd names (xp_runtime_take_exits()) once it is readable, 30 s at most. */
 static size_t take_exits_soon(struct fixture *f, char ***uids)
@@ -1313,6 +1368,7 @@ int main(int argc, char **argv)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(exit_codes, setup, teardown),
             cmocka_unit_test_setup_teardown(exits_name_their_pods, setup, teardown),
+            cmocka_unit_test_setup_teardown(listing_follows_new_attempts, setup, teardown),
             cmocka_unit_test_setup_teardown(cri_log_format, setup, teardown),
             cmocka_unit_test_setup_teardown(rotation, setup, teardown),
             cmocka_unit_test_setup_teardown(start_failure, setup, teardown),
