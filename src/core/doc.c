@@ -60,6 +60,10 @@ static int decode_head(struct xp_decode_ctx *ctx,
         json_object_del(copy, "kind");
         /* the schema's check already refused what strict decoding refuses */
         loose.flags &= ~(unsigned)XP_DECODE_STRICT;
+        /* Defaults write into the body: a body sharing the caller's nodes would write them (an
+         * update's merge shares them with the request's patch and the stored object). */
+        if (kind->doc_defaults && !(ctx->flags & XP_DECODE_TRUSTED))
+                loose.flags &= ~(unsigned)XP_DECODE_SHARE;
         r = xp_schema_decode(&loose, &doc_schema, copy, doc);
         json_decref(copy);
         if (r >= 0 && !doc->body) {

@@ -143,7 +143,13 @@ static int workload_v1alpha2_from_json(const json_t *json,
 
         if (xp_streq0(xp_json_str_at(json, "apiVersion", NULL), xp_kind_workload.api_version))
                 return xp_kind_workload.from_json(json, source, flags, ret, err);
-        r = xp_doc_from_json(&xp_kind_workload_v1alpha2, json, source, flags, &doc, err);
+        /* the conversion renames members in the body: it must hold its own nodes */
+        r = xp_doc_from_json(&xp_kind_workload_v1alpha2,
+                             json,
+                             source,
+                             flags & ~(unsigned)XP_DECODE_SHARE,
+                             &doc,
+                             err);
         if (r < 0)
                 return r;
         r = convert_spec(doc->body, "podGroupTemplates", "podGroups", "schedulingPolicy", "policy");

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "registry_internal.h"
+#include "xpool/codec.h"
 #include "xpool/object.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
@@ -168,6 +169,10 @@ static int create_object(struct xp_registry *registry,
         int r;
 
         r = encode_new(kind, *object, generated, &out);
+        /* The notes of a create's body (xp_codec_body_begin()) served this encode: dropped now,
+         * the stored tree's containers hold their tree's reference only, and the store's writer
+         * takes none of them for a shared tree to look up (compact.c's put_shared()). */
+        xp_codec_body_end();
         if (r >= 0 && ret_name) {
                 name = TAKE_PTR(meta->name);
                 prefix = TAKE_PTR(meta->generate_name);

@@ -528,7 +528,8 @@ int create_json(const struct request *req,
         }
         r = managed_fields_record(req, kind, NULL, json);
         /* json is not changed once decoded: what the model keeps unknown it may share */
-        /* the model's strings are encoded again as the body's nodes, not new ones (until _end) */
+        /* the model's strings are encoded again as the body's nodes, not new ones (until _end,
+         * which the registry calls once the stored tree is encoded) */
         xp_codec_body_begin();
         if (r >= 0)
                 r = check_object(kind, json, flags | XP_DECODE_SHARE, &object, ret);

@@ -36,7 +36,8 @@ enum xp_decode_flags {
         XP_DECODE_TRUSTED =
             1u << 1, /* skip semantic validation: objects read back from our store */
         /* unknown members that are mappings or lists are kept by reference, not copied: the
-         * caller changes the JSON no more (a create's body, freed once it is decoded) */
+         * caller changes the JSON no more (a create's body, freed once it is decoded), nor does
+         * the decode: a kind whose defaults or conversion write the body copies what it keeps */
         XP_DECODE_SHARE = 1u << 2,
         /* the caller knows the JSON nests at most XP_OBJECT_MAX_DEPTH levels (its reader
          * counted them): the walk that checks the bound is skipped */
