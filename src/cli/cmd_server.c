@@ -29,9 +29,6 @@
 #endif
 #endif
 
-/* The padding of each malloc heap (M_TOP_PAD): the most a heap grows at once, and keeps. */
-#define SERVER_HEAP_PAD (16 << 20)
-
 static const char usage[] =
     "Usage: xpool server [--listen HOST:PORT] [--data-dir DIR] [TLS options] [--kubeconfig FILE]\n\n"
     "Serves the Kubernetes-shaped API (v1 Pods, Nodes, Namespaces, Events; Leases) with its state\n"
@@ -445,12 +442,6 @@ int xp_cmd_server(int argc, char **argv)
          * bins defer their merging to the next large allocation (malloc_consolidate(), 8% of a
          * create's CPU in a profile): freed at once they cost less (docs/performance.md). */
         mallopt(M_MXFAST, 0);
-        /* A thread's arena grows its heap a page at a time, each page an mprotect() (0.2 per
-         * create in bench_api, as the controllers' caches and the store's ring fill); a heap
-         * made with this much padding is writable from the start. Address space only: a page
-         * counts in the RSS once touched, and a trim keeps at most this much of the top of a
-         * heap (docs/store.md "Locks and system calls"). */
-        mallopt(M_TOP_PAD, SERVER_HEAP_PAD);
         /* Past glibc's 7 cached blocks of a size, every free of those trees merged its
          * neighbours and every malloc split them again: jansson's blocks go through a deeper
          * per-thread cache (xpool/blockcache.h; docs/store.md "What a create costs"). Not under
