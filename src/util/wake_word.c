@@ -14,7 +14,8 @@
 
 #include "xpool/wake_word.h"
 
-#define SLEEPER 1u
+#define SLEEPER           1u
+#define FALLBACK_SLEEP_NS 10000000L /* 10 ms */
 
 unsigned int xp_wake_word_prepare(atomic_uint *word)
 {
@@ -24,6 +25,34 @@ unsigned int xp_wake_word_prepare(atomic_uint *word)
 void xp_wake_word_cancel(atomic_uint *word, unsigned int seen)
 {
         (void)atomic_compare_exchange_strong(word, &seen, seen & ~SLEEPER);
+}
+
+/*
+ * The futex refused the wait (a seccomp filter's ENOSYS, a deadline it finds invalid): sleeps a
+ * short while instead, to the deadline at most, so that a caller's loop polls rather than spins.
+ */
+static int wait_without_futex(const struct timespec *deadline)
+{
+        struct timespec now, until;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        until = now;
+        until.tv_nsec += FALLBACK_SLEEP_NS;
+        if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+        }
+        if (deadline && deadline->tv_nsec >= 0 && deadline->tv_nsec < 1000000000L) {
+                if (deadline->tv_sec < now.tv_sec ||
+                    (deadline->tv_sec == now.tv_sec && deadline->tv_nsec <= now.tv_nsec))
+                        return -ETIMEDOUT;
+                if (deadline->tv_sec < until.tv_sec ||
+                    (deadline->tv_sec == until.tv_sec && deadline->tv_nsec < until.tv_nsec))
+                        until = *deadline;
+        }
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+                ;
+        return 0;
 }
 
 int xp_wake_word_wait(atomic_uint *word, unsigned int seen, const struct timespec *deadline)
@@ -38,7 +67,11 @@ int xp_wake_word_wait(atomic_uint *word, unsigned int seen, const struct timespe
                          NULL,
                          FUTEX_BITSET_MATCH_ANY);
 
-        return r < 0 && errno == ETIMEDOUT ? -ETIMEDOUT : 0;
+        if (r == 0 || errno == EAGAIN || errno == EINTR)
+                return 0;
+        if (errno == ETIMEDOUT)
+                return -ETIMEDOUT;
+        return wait_without_futex(deadline);
 }
 
 void xp_wake_word_bump(atomic_uint *word)

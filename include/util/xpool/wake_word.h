@@ -28,7 +28,9 @@ void xp_wake_word_cancel(atomic_uint *word, unsigned int seen);
 
 /*
  * Sleeps while *word == seen, until a wake-up or the CLOCK_MONOTONIC deadline (NULL: none).
- * -ETIMEDOUT once the deadline passed, else 0 (woken, the word changed, a signal).
+ * -ETIMEDOUT once the deadline passed, else 0 (woken, the word changed, a signal). Where the
+ * futex refuses the wait (ENOSYS under a seccomp filter, an invalid deadline) it sleeps 10 ms, to
+ * the deadline at most, and returns as if woken: the caller polls its condition, never spins.
  */
 int xp_wake_word_wait(atomic_uint *word, unsigned int seen, const struct timespec *deadline);
 
