@@ -51,7 +51,10 @@ enum xp_decode_flags {
  * takes a reference to that node instead of making new ones (a create: the body decoded, its model
  * encoded into the stored tree; the text is the same). The body must be changed in place no more
  * (xpool/jsonliteral.h's rule). _end() drops the table's references; _begin() ends an open table
- * first. Each thread has its own; nothing is remembered outside them.
+ * first. Each thread has its own; nothing is remembered outside them. The server's create opens
+ * the table and the registry's create_object() ends it right after its one encode, before the
+ * store's write (whose writer would otherwise look up every container the table holds): a table
+ * meant to span several creates would lose its notes there.
  */
 void xp_codec_body_begin(void);
 void xp_codec_body_end(void);
