@@ -12,10 +12,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "xpool/timeutil.h"
 #include "xpool/wake_word.h"
 
 #define SLEEPER           1u
-#define FALLBACK_SLEEP_NS 10000000L /* 10 ms */
+#define FALLBACK_SLEEP_MS 10
 
 unsigned int xp_wake_word_prepare(atomic_uint *word)
 {
@@ -33,21 +34,15 @@ void xp_wake_word_cancel(atomic_uint *word, unsigned int seen)
  */
 static int wait_without_futex(const struct timespec *deadline)
 {
-        struct timespec now, until;
+        struct timespec until = xp_monotonic_deadline(FALLBACK_SLEEP_MS);
 
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        until = now;
-        until.tv_nsec += FALLBACK_SLEEP_NS;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
         if (deadline && deadline->tv_nsec >= 0 && deadline->tv_nsec < 1000000000L) {
-                if (deadline->tv_sec < now.tv_sec ||
-                    (deadline->tv_sec == now.tv_sec && deadline->tv_nsec <= now.tv_nsec))
+                int64_t left_ns =
+                    (int64_t)deadline->tv_sec * 1000000000 + deadline->tv_nsec - xp_monotonic_ns();
+
+                if (left_ns <= 0)
                         return -ETIMEDOUT;
-                if (deadline->tv_sec < until.tv_sec ||
-                    (deadline->tv_sec == until.tv_sec && deadline->tv_nsec < until.tv_nsec))
+                if (left_ns < FALLBACK_SLEEP_MS * 1000000)
                         until = *deadline;
         }
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
