@@ -15,6 +15,7 @@
 
 #include "store_internal.h"
 #include "xpool/macro.h"
+#include "xpool/timeutil.h"
 
 /* Idle reader connections kept open: one per client of a busy server (the API serves each
  * connection on its own thread), since opening one (file, WAL index, a dozen prepared queries)
@@ -985,7 +986,7 @@ int xp_store_wait(struct xp_store *store, uint64_t version, int timeout_ms)
         int r;
 
         if (timeout_ms >= 0)
-                store_deadline(timeout_ms, &deadline);
+                deadline = xp_monotonic_deadline(timeout_ms);
         pthread_mutex_lock(&store->lock);
         while (store->version <= version) {
                 if (timeout_ms < 0)

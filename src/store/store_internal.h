@@ -167,9 +167,6 @@ void writer_wake(struct writer_wake *wake, unsigned int bits);
 /* Sleeps until every queued write of w is done (true) or its writer is asked to lead (false). */
 bool writer_wait(struct writer_wait *w, struct writer_wake *wake);
 
-/* The CLOCK_MONOTONIC time timeout_ms from now. */
-void store_deadline(int timeout_ms, struct timespec *ret);
-
 /* What the database file holds, as far as the store's checks go. */
 struct store_facts {
         bool absent;  /* no file */

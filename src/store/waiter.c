@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "store_internal.h"
+#include "xpool/timeutil.h"
 #include "xpool/wake_word.h"
 
 struct xp_store_waiter {
@@ -31,17 +32,6 @@ struct xp_store_waiter {
         bool due; /* a write of its kinds in the batch being settled, not yet signalled */
         struct xp_store_waiter *next;
 };
-
-void store_deadline(int timeout_ms, struct timespec *ret)
-{
-        clock_gettime(CLOCK_MONOTONIC, ret);
-        ret->tv_sec += timeout_ms / 1000;
-        ret->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (ret->tv_nsec >= 1000000000L) {
-                ret->tv_sec++;
-                ret->tv_nsec -= 1000000000L;
-        }
-}
 
 int xp_store_waiter_new(struct xp_store *store,
                         const char *const *kinds,
@@ -147,7 +137,7 @@ int xp_store_waiter_wait(struct xp_store_waiter *w, const uint64_t *since, int t
         int r;
 
         if (timeout_ms > 0)
-                store_deadline(timeout_ms, &deadline);
+                deadline = xp_monotonic_deadline(timeout_ms);
         for (;;) {
                 seen = xp_wake_word_prepare(&w->word);
                 r = atomic_exchange(&w->woken, false) || news(w, since);
