@@ -133,6 +133,12 @@ int xp_cgroup_warm_moves(struct xp_cgroup_root *root, struct xp_error *err)
 /* how long the thread's group, once read, is written without reading it again */
 #define WARM_REOPEN_MS 1000
 
+/* A start's container group, to be made before the move. */
+struct wanted_group {
+        char *path;
+        bool pinned; /* its cpuset directories too */
+};
+
 struct cgroup_warmer {
         struct xp_cgroup_root *root; /* borrowed */
         pthread_t thread;
@@ -143,8 +149,8 @@ struct cgroup_warmer {
         int64_t until_ms;  /* the hold's end, CLOCK_MONOTONIC */
         int fd;            /* the thread's own: its group's tasks file during a hold, or -1 */
         int64_t opened_ms; /* when fd was opened */
-        char **groups;     /* asked for and not made yet (cgroup_warmer_want()), under lock */
-        bool *pinned;      /* of each of groups */
+        struct wanted_group
+            *groups; /* asked for, not made yet (cgroup_warmer_want()), under lock */
         size_t n_groups;
 };
 
@@ -189,10 +195,10 @@ static int move(struct cgroup_warmer *w)
         return w->fd < 0 ? w->fd : move_self(w->fd, NULL);
 }
 
-static void free_groups(char **groups, size_t n)
+static void free_groups(struct wanted_group *groups, size_t n)
 {
         for (size_t i = 0; i < n; i++)
-                free(groups[i]);
+                free(groups[i].path);
         free(groups);
 }
 
@@ -207,22 +213,21 @@ static void free_groups(char **groups, size_t n)
  */
 static void make_groups(struct cgroup_warmer *w)
 {
-        _cleanup_free_ bool *pinned = NULL;
-        char **groups;
+        bool creates_write_cpuset = cgroup_v1_create_writes_cpuset(w->root);
+        struct wanted_group *groups;
         size_t n;
 
         pthread_mutex_lock(&w->lock);
         groups = TAKE_PTR(w->groups);
-        pinned = TAKE_PTR(w->pinned);
         n = w->n_groups;
         w->n_groups = 0;
         pthread_mutex_unlock(&w->lock);
-        for (size_t i = 0; i < n && !cgroup_v1_create_writes_cpuset(w->root); i++) {
+        for (size_t i = 0; i < n && !creates_write_cpuset; i++) {
                 struct xp_cgroup *cg = NULL;
 
-                if (xp_cgroup_create(w->root, groups[i], &cg, NULL) < 0)
+                if (xp_cgroup_create(w->root, groups[i].path, &cg, NULL) < 0)
                         continue;
-                if (pinned[i])
+                if (groups[i].pinned)
                         (void)cgroup_v1_make_cpuset(cg, NULL);
                 xp_cgroup_free(cg);
         }
@@ -288,18 +293,12 @@ int cgroup_warmer_start(struct xp_cgroup_root *root, struct cgroup_warmer **ret)
 /* Under lock: group (taken) and pinned added to what the thread makes; false without memory. */
 static bool add_group(struct cgroup_warmer *w, char *group, bool pinned)
 {
-        char **grown = reallocarray(w->groups, w->n_groups + 1, sizeof(*grown));
-        bool *grown_pinned;
+        struct wanted_group *grown = reallocarray(w->groups, w->n_groups + 1, sizeof(*grown));
 
         if (!grown)
                 return false;
         w->groups = grown;
-        grown_pinned = reallocarray(w->pinned, w->n_groups + 1, sizeof(*grown_pinned));
-        if (!grown_pinned)
-                return false;
-        w->pinned = grown_pinned;
-        w->groups[w->n_groups] = group;
-        w->pinned[w->n_groups++] = pinned;
+        w->groups[w->n_groups++] = (struct wanted_group){.path = group, .pinned = pinned};
         return true;
 }
 
@@ -336,7 +335,6 @@ void cgroup_warmer_stop(struct cgroup_warmer *w)
         pthread_mutex_unlock(&w->lock);
         pthread_join(w->thread, NULL);
         free_groups(w->groups, w->n_groups);
-        free(w->pinned);
         pthread_cond_destroy(&w->cond);
         pthread_mutex_destroy(&w->lock);
         free(w);
