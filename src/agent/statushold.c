@@ -62,7 +62,7 @@ static void learn_final(struct xp_status_hold *h, uint64_t uid_hash, int64_t now
 /* The wait now: the last short pods' longest time and a quarter, within the bounds. */
 static int64_t stretched_wait(const struct xp_status_hold *h)
 {
-        int64_t longest = 0, wait;
+        int64_t longest = 0, cap = longest_wait(h), wait;
 
         for (int i = 0; i < XP_STATUS_HOLD_DURATIONS; i++)
                 if (h->durations_ns[i] > longest)
@@ -70,7 +70,7 @@ static int64_t stretched_wait(const struct xp_status_hold *h)
         wait = longest + longest / 4;
         if (wait < h->wait_ns)
                 return h->wait_ns;
-        return wait > longest_wait(h) ? longest_wait(h) : wait;
+        return wait > cap ? cap : wait;
 }
 
 /* The pod's first status that is not final: a sync that puts its Running again (the echo of its
